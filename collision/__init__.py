@@ -1,0 +1,57 @@
+"""collision: exact, compiled collision-detection primitives and queries.
+
+The library knows nothing of windows or worlds: it takes arrays (float64,
+``(3,)`` for one query or ``(n, 3)`` for a batch) and returns arrays or small
+result objects. Hot loops are compiled with numba and cached on disk.
+
+Sources: Ericson, *Real-Time Collision Detection* (RTCD), chapters 4 and 5;
+Zhang, Ma and Yu, *Vector symbol analysis for collision detection of models in
+three dimensions* (the vector-symbol method); Gottschalk, Lin and Manocha,
+*OBBTree*.
+"""
+
+from .closest_point import (
+    closest_pt_point_aabb,
+    closest_pt_point_obb,
+    closest_pt_point_plane,
+    closest_pt_point_ray,
+    closest_pt_point_rect,
+    closest_pt_point_segment,
+    closest_pt_point_sphere,
+    closest_pt_point_tetrahedron,
+    closest_pt_point_triangle,
+)
+from .closest_pair import (
+    closest_pt_line_line,
+    closest_pt_segment_segment,
+    closest_pt_segment_triangle,
+    closest_pt_triangle_triangle,
+)
+from .convex import ConvexPolyhedron, closest_pt_point_convex
+from .obb import OBB, test_obb_obb
+from .segment2d import intersect_segment_segment_2d, signed_2d_tri_area
+from .triangle import intersect_triangle_triangle, test_triangle_triangle
+
+__all__ = [
+    "closest_pt_point_plane",
+    "closest_pt_point_ray",
+    "closest_pt_point_segment",
+    "closest_pt_point_sphere",
+    "closest_pt_point_aabb",
+    "closest_pt_point_obb",
+    "closest_pt_point_rect",
+    "closest_pt_point_triangle",
+    "closest_pt_point_tetrahedron",
+    "closest_pt_point_convex",
+    "closest_pt_line_line",
+    "closest_pt_segment_segment",
+    "closest_pt_segment_triangle",
+    "closest_pt_triangle_triangle",
+    "signed_2d_tri_area",
+    "intersect_segment_segment_2d",
+    "OBB",
+    "test_obb_obb",
+    "test_triangle_triangle",
+    "intersect_triangle_triangle",
+    "ConvexPolyhedron",
+]

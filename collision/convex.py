@@ -1,0 +1,251 @@
+"""Convex polyhedra: the hull of a point set as polygons, and the closest point on it.
+
+A :class:`ConvexPolyhedron` is the shared representation of the convex
+queries: vertices, the hull's triangles, the merged planar faces as
+counter-clockwise polygons (seed 003's "standard polygons"), their outward unit
+normals and plane offsets, and the unique edges. Qhull (via scipy) builds the
+hull; coplanar hull triangles are merged into one polygon.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+
+from . import _vec as v
+from ._jit import njit
+from ._validate import as_array, broadcast_batch, unbatch
+from .closest_point import closest_pt_point_triangle_t
+
+__all__ = ["ConvexPolyhedron", "closest_pt_point_convex"]
+
+# Two hull triangles belong to one face when their unit normals differ by less
+# than this (and their planes agree to the same relative tolerance).
+COPLANAR_TOL = 1e-10
+
+
+@dataclass(frozen=True, eq=False)
+class ConvexPolyhedron:
+    """A closed convex polyhedron.
+
+    Attributes
+    ----------
+    vertices : (n, 3) float64
+        The hull's vertices (only points on the hull are kept).
+    triangles : (t, 3) int64
+        Hull triangles, counter-clockwise seen from outside.
+    polygons : list of (k_i,) int64
+        Planar faces: vertex indices counter-clockwise seen from outside.
+    normals : (f, 3) float64
+        Outward unit normal of each polygon.
+    offsets : (f,) float64
+        Plane constants: ``normals[i] . x = offsets[i]`` on face ``i``.
+    edges : (e, 2) int64
+        Unique undirected edges of the polygons.
+    """
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    polygons: list
+    normals: np.ndarray
+    offsets: np.ndarray
+    edges: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_points(cls, points, name="points"):
+        """Convex hull of a point set.
+
+        Parameters
+        ----------
+        points : (n, 3) float64
+            At least four points not all in one plane.
+
+        Raises
+        ------
+        ValueError
+            If the points are not finite or span no volume.
+        """
+        pts = as_array(points, name, (3,))
+        if pts.ndim != 2 or len(pts) < 4:
+            raise ValueError(f"{name}: need at least 4 points spanning a volume, got shape {pts.shape}")
+        try:
+            hull = ConvexHull(pts)
+        except QhullError:
+            raise ValueError(f"{name}: the points are flat (they span no volume)") from None
+        used = np.unique(hull.simplices)
+        remap = np.full(len(pts), -1)
+        remap[used] = np.arange(len(used))
+        verts = pts[used]
+        tris = remap[hull.simplices]
+        normals = hull.equations[:, :3]
+        # Qhull does not orient simplices: make each counter-clockwise about its normal.
+        e1 = verts[tris[:, 1]] - verts[tris[:, 0]]
+        e2 = verts[tris[:, 2]] - verts[tris[:, 0]]
+        flip = np.einsum("ij,ij->i", np.cross(e1, e2), normals) < 0.0
+        tris[flip] = tris[flip][:, ::-1]
+        return cls._from_oriented(verts, tris, normals, hull.neighbors)
+
+    @classmethod
+    def _from_oriented(cls, verts, tris, tri_normals, neighbors):
+        # Union-find over neighbouring triangles with the same plane.
+        parent = np.arange(len(tris))
+
+        def find(i):
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        scale = max(1.0, float(np.abs(verts).max()))
+        for i in range(len(tris)):
+            for j in neighbors[i]:
+                if j > i and np.dot(tri_normals[i], tri_normals[j]) > 1.0 - COPLANAR_TOL:
+                    off_i = np.dot(tri_normals[i], verts[tris[i, 0]])
+                    off_j = np.dot(tri_normals[i], verts[tris[j, 0]])
+                    if abs(off_i - off_j) <= 1e-9 * scale:
+                        parent[find(j)] = find(i)
+        roots = np.array([find(i) for i in range(len(tris))])
+        polygons, normals, offsets = [], [], []
+        for r in np.unique(roots):
+            group = tris[roots == r]
+            loop = _boundary_loop(group)
+            n = tri_normals[roots == r].mean(0)
+            n /= np.linalg.norm(n)
+            polygons.append(loop)
+            normals.append(n)
+            offsets.append(float(np.mean(verts[loop] @ n)))
+        edges = set()
+        for loop in polygons:
+            for a, b in zip(loop, np.roll(loop, -1)):
+                edges.add((min(a, b), max(a, b)))
+        return cls(
+            vertices=verts,
+            triangles=tris.astype(np.int64),
+            polygons=polygons,
+            normals=np.array(normals),
+            offsets=np.array(offsets),
+            edges=np.array(sorted(edges), dtype=np.int64),
+        )
+
+    @property
+    def centroid(self):
+        """(3,) float64: mean of the vertices (an interior point)."""
+        return self.vertices.mean(0)
+
+    def transformed(self, pose):
+        """This polyhedron moved by a 4x4 rigid transform."""
+        pose = as_array(pose, "pose", (4, 4))
+        rot, t = pose[:3, :3], pose[:3, 3]
+        return ConvexPolyhedron(
+            vertices=self.vertices @ rot.T + t,
+            triangles=self.triangles,
+            polygons=self.polygons,
+            normals=self.normals @ rot.T,
+            offsets=self.offsets + self.normals @ rot.T @ t,
+            edges=self.edges,
+        )
+
+
+def _boundary_loop(group):
+    """Boundary of a patch of consistently oriented triangles, as one ordered loop."""
+    directed = {}
+    for a, b, c in group:
+        for e in ((a, b), (b, c), (c, a)):
+            directed[e] = True
+    nxt = {a: b for (a, b) in directed if (b, a) not in directed}
+    start = min(nxt)
+    loop = [start]
+    cur = nxt[start]
+    while cur != start:
+        loop.append(cur)
+        cur = nxt[cur]
+        if len(loop) > len(nxt):
+            raise ValueError("hull face is not a simple polygon")
+    return np.array(loop, dtype=np.int64)
+
+
+def _surface_triangles(pts):
+    """Triangles covering the surface of the hull of ``pts`` (flat sets included).
+
+    Returns ``(triangles (t, 3, 3), solid)`` where ``solid`` says whether the
+    hull has volume (then points inside it are their own closest point).
+    """
+    try:
+        hull = ConvexHull(pts)
+        return pts[hull.simplices], hull
+    except (QhullError, ValueError):
+        pass
+    # Flat: triangulate the 2D hull in the plane of the points (a fan).
+    center = pts.mean(0)
+    _, s, vt = np.linalg.svd(pts - center)
+    scale = max(s[0], 1e-300)
+    if len(pts) >= 3 and s[1] > 1e-12 * scale:
+        uv = (pts - center) @ vt[:2].T
+        try:
+            ring = ConvexHull(uv).vertices
+        except QhullError:
+            ring = None
+        if ring is not None:
+            fan = np.array([[ring[0], ring[i], ring[i + 1]] for i in range(1, len(ring) - 1)])
+            return pts[fan], None
+    # Collinear or a single point: the segment between the extremes.
+    t = (pts - center) @ vt[0]
+    a, b = pts[np.argmin(t)], pts[np.argmax(t)]
+    return np.array([[a, b, b]]), None
+
+
+@njit
+def _convex_batch(p, tris, normals, offsets, solid, out):
+    for i in range(p.shape[0]):
+        q = v.row(p, i)
+        if solid:
+            inside = True
+            for f in range(normals.shape[0]):
+                if normals[f, 0] * q[0] + normals[f, 1] * q[1] + normals[f, 2] * q[2] > offsets[f]:
+                    inside = False
+                    break
+            if inside:
+                v.store(out, i, q)
+                continue
+        best = q
+        best_d = np.inf
+        for t in range(tris.shape[0]):
+            c = closest_pt_point_triangle_t(q, v.row(tris[t], 0), v.row(tris[t], 1), v.row(tris[t], 2))
+            d = v.norm2(v.sub(c, q))
+            if d < best_d:
+                best, best_d = c, d
+        v.store(out, i, best)
+
+
+def closest_pt_point_convex(p, vertices):
+    """Closest point to ``p`` in the convex hull of ``vertices`` (a solid).
+
+    RTCD 5.1.7 suggests GJK or a walk over the faces; we take the face loop,
+    which is exact: a point inside every face plane is its own closest point,
+    otherwise the answer is the closest of the hull's triangles (each solved by
+    the Voronoi-region kernel of RTCD 5.1.5). Flat vertex sets (a polygon, a
+    segment, a point) are handled as such.
+
+    Parameters
+    ----------
+    p : (..., 3) float64
+    vertices : (m, 3) float64, m >= 1
+        The polyhedron, given by points; interior points are allowed.
+
+    Returns
+    -------
+    q : (..., 3) float64
+    """
+    pts = as_array(vertices, "vertices", (3,))
+    if pts.ndim != 2 or len(pts) == 0:
+        raise ValueError(f"vertices: expected a non-empty (m, 3) array, got {pts.shape}")
+    (p,), lead = broadcast_batch([("p", p, (3,))])
+    tris, hull = _surface_triangles(pts)
+    if hull is not None:
+        normals = np.ascontiguousarray(hull.equations[:, :3])
+        offsets = np.ascontiguousarray(-hull.equations[:, 3])
+    else:
+        normals, offsets = np.zeros((0, 3)), np.zeros(0)
+    out = np.empty_like(p)
+    _convex_batch(p, np.ascontiguousarray(tris), normals, offsets, hull is not None, out)
+    return unbatch(out, lead)
