@@ -55,3 +55,24 @@ __all__ = [
     "intersect_triangle_triangle",
     "ConvexPolyhedron",
 ]
+
+from .sat import SatResult, convex_convex_sat
+from .vector_symbol import (
+    StandardModel,
+    VectorSymbolResult,
+    model_collision_factor,
+    polygon_intersection_factor,
+    position_factor,
+    vector_symbol_collide,
+)
+
+__all__ += [
+    "SatResult",
+    "convex_convex_sat",
+    "StandardModel",
+    "VectorSymbolResult",
+    "position_factor",
+    "polygon_intersection_factor",
+    "model_collision_factor",
+    "vector_symbol_collide",
+]

@@ -86,6 +86,63 @@ class ConvexPolyhedron:
         return cls._from_oriented(verts, tris, normals, hull.neighbors)
 
     @classmethod
+    def from_mesh(cls, vertices, faces, name="vertices"):
+        """A convex polyhedron from its own faces (no hull is computed).
+
+        Parameters
+        ----------
+        vertices : (n, 3) float64
+        faces : (m, 3) int or list of index sequences
+            Triangles or convex polygons; a consistent orientation is required
+            (both all counter-clockwise or all clockwise from outside: the
+            orientation is fixed by the sign of the volume).
+
+        Raises
+        ------
+        ValueError
+            For bad indices, an open or inconsistently oriented surface, or a
+            shape that is not convex.
+        """
+        verts = as_array(vertices, name, (3,))
+        if verts.ndim != 2 or len(verts) < 4:
+            raise ValueError(f"{name}: need at least 4 vertices, got shape {verts.shape}")
+        polys = [np.asarray(f, dtype=np.int64).ravel() for f in faces]
+        if not polys or any(len(p) < 3 for p in polys):
+            raise ValueError("faces: every face needs at least 3 vertex indices")
+        if any(p.min() < 0 or p.max() >= len(verts) for p in polys):
+            raise ValueError("faces: vertex index out of range")
+        tris = np.array([[p[0], p[i], p[i + 1]] for p in polys for i in range(1, len(p) - 1)])
+        a, b, c = verts[tris[:, 0]], verts[tris[:, 1]], verts[tris[:, 2]]
+        if np.einsum("ij,ij->i", a, np.cross(b, c)).sum() < 0.0:
+            tris = tris[:, ::-1].copy()
+            a, c = c, a
+        cr = np.cross(b - a, c - a)
+        ln = np.linalg.norm(cr, axis=1)
+        good = ln > 0.0
+        tris, cr, ln = tris[good], cr[good], ln[good]
+        normals = cr / ln[:, None]
+        scale = max(1.0, float(np.abs(verts).max()))
+        if np.any(verts @ normals.T - np.einsum("ij,ij->i", normals, verts[tris[:, 0]]) > 1e-9 * scale):
+            raise ValueError(f"{name}: the faces do not bound a convex polyhedron")
+        owner = {}
+        for t, tri in enumerate(tris):
+            for k in range(3):
+                owner[(tri[k], tri[(k + 1) % 3])] = t
+        neighbors = []
+        for t, tri in enumerate(tris):
+            row = []
+            for k in range(3):
+                twin = owner.get((tri[(k + 1) % 3], tri[k]))
+                if twin is None:
+                    raise ValueError("faces: the surface is open or inconsistently oriented")
+                row.append(twin)
+            neighbors.append(row)
+        used = np.unique(tris)
+        remap = np.full(len(verts), -1)
+        remap[used] = np.arange(len(used))
+        return cls._from_oriented(verts[used], remap[tris], normals, neighbors)
+
+    @classmethod
     def _from_oriented(cls, verts, tris, tri_normals, neighbors):
         # Union-find over neighbouring triangles with the same plane.
         parent = np.arange(len(tris))
