@@ -121,9 +121,6 @@ class ConvexPolyhedron:
         good = ln > 0.0
         tris, cr, ln = tris[good], cr[good], ln[good]
         normals = cr / ln[:, None]
-        scale = max(1.0, float(np.abs(verts).max()))
-        if np.any(verts @ normals.T - np.einsum("ij,ij->i", normals, verts[tris[:, 0]]) > 1e-9 * scale):
-            raise ValueError(f"{name}: the faces do not bound a convex polyhedron")
         owner = {}
         for t, tri in enumerate(tris):
             for k in range(3):
@@ -137,6 +134,9 @@ class ConvexPolyhedron:
                     raise ValueError("faces: the surface is open or inconsistently oriented")
                 row.append(twin)
             neighbors.append(row)
+        scale = max(1.0, float(np.abs(verts).max()))
+        if np.any(verts @ normals.T - np.einsum("ij,ij->i", normals, verts[tris[:, 0]]) > 1e-9 * scale):
+            raise ValueError(f"{name}: the faces do not bound a convex polyhedron")
         used = np.unique(tris)
         remap = np.full(len(verts), -1)
         remap[used] = np.arange(len(used))

@@ -1,0 +1,5 @@
+"""The desktop application: scenes, the simulation loop and the OpenGL viewer.
+
+Importing :mod:`app` imports nothing heavy: ``python3 -m app`` must be able to
+bootstrap its own environment first (see :mod:`app._bootstrap`).
+"""

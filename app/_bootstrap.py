@@ -1,0 +1,79 @@
+"""First-run setup for the two README commands; standard library only.
+
+``python3 -m app`` and ``python3 -m tests`` start with whatever ``python3`` the
+user has. If that interpreter is not the project's virtual environment
+(``.venv`` at the repository root), this module creates it, installs the
+project with its test and decomposition extras, and re-executes the same
+command inside it. A stamp file records the hash of ``pyproject.toml`` so a
+change of dependencies reinstalls; otherwise the check costs milliseconds.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".obbcollide-installed"
+EXTRAS = "test,decompose"
+
+
+def _venv_python():
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _wanted_stamp():
+    text = (ROOT / "pyproject.toml").read_bytes()
+    return hashlib.sha256(text + EXTRAS.encode()).hexdigest()
+
+
+def _in_venv():
+    try:
+        return Path(sys.prefix).resolve() == VENV.resolve()
+    except OSError:
+        return False
+
+
+def ensure_environment(module):
+    """Make sure we run inside an up-to-date ``.venv``; re-exec there if not.
+
+    Parameters
+    ----------
+    module : str
+        The ``-m`` module to re-run (``"app"`` or ``"tests"``).
+    """
+    if os.environ.get("OBBCOLLIDE_NO_BOOTSTRAP"):
+        return
+    if sys.version_info < (3, 10):
+        sys.exit(f"obbcollide needs Python >= 3.10; this is {sys.version.split()[0]}")
+    wanted = _wanted_stamp()
+    current = STAMP.read_text().strip() if STAMP.exists() else ""
+    if current != wanted:
+        _install(wanted)
+    if not _in_venv():
+        py = str(_venv_python())
+        os.execv(py, [py, "-m", module, *sys.argv[1:]])
+
+
+def _install(stamp):
+    py = _venv_python()
+    if not py.exists():
+        print(f"[setup] creating {VENV} (first run only)", file=sys.stderr, flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    print("[setup] installing dependencies into .venv (first run, a few minutes)...",
+          file=sys.stderr, flush=True)
+    pip = [str(py), "-m", "pip", "--disable-pip-version-check"]
+    log = VENV / "setup.log"
+    with open(log, "w") as fh:
+        subprocess.run(pip + ["install", "--upgrade", "pip"], stdout=fh, stderr=fh, check=False)
+        result = subprocess.run(pip + ["install", "-e", f"{ROOT}[{EXTRAS}]"], stdout=fh, stderr=fh)
+    if result.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-25:]
+        print("\n".join(tail), file=sys.stderr)
+        sys.exit(f"[setup] pip install failed (full log: {log}). Nothing was changed outside "
+                 ".venv; run the command again once the problem is fixed.")
+    STAMP.write_text(stamp + "\n")
+    print("[setup] done", file=sys.stderr, flush=True)
