@@ -76,3 +76,8 @@ __all__ += [
     "model_collision_factor",
     "vector_symbol_collide",
 ]
+
+from .mesh_query import CollideResult, DistanceResult, RayHit, collide, distance, ray_cast, within
+from .obb_tree import OBBTree
+
+__all__ += ["OBBTree", "collide", "distance", "within", "ray_cast", "CollideResult", "DistanceResult", "RayHit"]

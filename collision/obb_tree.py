@@ -1,0 +1,523 @@
+"""OBB trees: a top-down hierarchy of oriented boxes over a triangle mesh.
+
+The thesis (seed 004, 3.2 and 5.3) and Gottschalk, Lin and Manocha's OBBTree
+(RAPID): each node's box takes its axes from the eigenvectors of the
+covariance of the node's triangle vertices and its extents from the minimum
+and maximum projections; a node splits across its longest axis at the mean of
+its triangles' centroids, falling back to the median when one side would be
+empty. The tree is stored as flat arrays that the compiled queries in
+:mod:`collision.mesh_query` walk.
+
+Three fits for the box axes (``fit=``):
+
+- ``"vertex"`` (default, the thesis' formula): mean and covariance of the
+  three vertices of every triangle in the node, each vertex counted once per
+  triangle it belongs to;
+- ``"area"`` (RAPID): the covariance of the surface, each triangle weighted by
+  its area (independent of tessellation);
+- ``"hull"``: the area-weighted covariance of the convex hull of the node's
+  vertices (Gottschalk's choice; insensitive to interior detail). Costlier:
+  a hull per node.
+
+Which is tightest depends on the mesh; ``benchmarks/bench_obb_tree.py`` measures
+the sum of node volumes and the box tests per query for each.
+"""
+
+import math
+
+import numpy as np
+
+from . import _vec as v
+from ._jit import njit
+from ._validate import as_array
+
+__all__ = ["OBBTree", "eig_sym3", "FITS"]
+
+FITS = ("vertex", "area", "hull")
+_FIT_CODE = {"vertex": 0, "area": 1, "hull": 1}
+
+
+@njit
+def _eig_into(a, m, vec, out):
+    """Jacobi eigen-decomposition of symmetric ``a`` (3, 3) into ``out`` (rows, descending).
+
+    ``m`` and ``vec`` are (3, 3) work arrays. Cyclic Jacobi rotations (Golub and
+    Van Loan 8.5) until the off-diagonal part vanishes relative to the
+    diagonal; exact for a 3x3 in a handful of sweeps. The third row is made
+    ``row0 x row1``, so the frame is right-handed.
+    """
+    for i in range(3):
+        for j in range(3):
+            m[i, j] = a[i, j]
+            vec[i, j] = 1.0 if i == j else 0.0
+    for _sweep in range(32):
+        off = m[0, 1] * m[0, 1] + m[0, 2] * m[0, 2] + m[1, 2] * m[1, 2]
+        diag = m[0, 0] * m[0, 0] + m[1, 1] * m[1, 1] + m[2, 2] * m[2, 2]
+        if off <= 1e-30 * diag or off == 0.0:
+            break
+        for r in range(3):
+            p = 0 if r < 2 else 1
+            q = 1 if r == 0 else 2
+            apq = m[p, q]
+            if apq == 0.0:
+                continue
+            theta = (m[q, q] - m[p, p]) / (2.0 * apq)
+            t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
+            if theta < 0.0:
+                t = -t
+            c = 1.0 / math.sqrt(t * t + 1.0)
+            s = t * c
+            for k in range(3):
+                mkp = m[k, p]
+                mkq = m[k, q]
+                m[k, p] = c * mkp - s * mkq
+                m[k, q] = s * mkp + c * mkq
+            for k in range(3):
+                mpk = m[p, k]
+                mqk = m[q, k]
+                m[p, k] = c * mpk - s * mqk
+                m[q, k] = s * mpk + c * mqk
+            for k in range(3):
+                vkp = vec[k, p]
+                vkq = vec[k, q]
+                vec[k, p] = c * vkp - s * vkq
+                vec[k, q] = s * vkp + c * vkq
+    # Order the three eigenvalues by hand (descending).
+    i0, i1, i2 = 0, 1, 2
+    if m[i1, i1] > m[i0, i0]:
+        i0, i1 = i1, i0
+    if m[i2, i2] > m[i1, i1]:
+        i1, i2 = i2, i1
+    if m[i1, i1] > m[i0, i0]:
+        i0, i1 = i1, i0
+    for k in range(3):
+        out[0, k] = vec[k, i0]
+        out[1, k] = vec[k, i1]
+    out[2, 0] = out[0, 1] * out[1, 2] - out[0, 2] * out[1, 1]
+    out[2, 1] = out[0, 2] * out[1, 0] - out[0, 0] * out[1, 2]
+    out[2, 2] = out[0, 0] * out[1, 1] - out[0, 1] * out[1, 0]
+    return m[i0, i0], m[i1, i1], m[i2, i2]
+
+
+@njit
+def eig_sym3(a):
+    """Eigen-decomposition of a symmetric 3x3 matrix by cyclic Jacobi rotations.
+
+    Parameters
+    ----------
+    a : (3, 3) float64
+        Symmetric; not modified.
+
+    Returns
+    -------
+    values : (3,) float64
+        Descending.
+    axes : (3, 3) float64
+        Matching unit eigenvectors as rows, right-handed (``det = +1``).
+    """
+    out = np.empty((3, 3))
+    l0, l1, l2 = _eig_into(a, np.empty((3, 3)), np.empty((3, 3)), out)
+    return np.array([l0, l1, l2]), out
+
+
+@njit
+def _triangle_moments(tv, fit):
+    """Per-triangle weight, weighted first moment (3) and second moment (6: xx yy zz xy xz yz).
+
+    ``fit`` 0: the three vertices, weight 3. ``fit`` 1: the uniform surface
+    density, weight = area; second moment ``A/12 (9 m m^T + sum_c p_c p_c^T)``.
+    Summing rows over a node gives its covariance in O(1) per triangle.
+    """
+    n = tv.shape[0]
+    w = np.empty(n)
+    first = np.empty((n, 3))
+    second = np.empty((n, 6))
+    for t in range(n):
+        p0 = (tv[t, 0, 0], tv[t, 0, 1], tv[t, 0, 2])
+        p1 = (tv[t, 1, 0], tv[t, 1, 1], tv[t, 1, 2])
+        p2 = (tv[t, 2, 0], tv[t, 2, 1], tv[t, 2, 2])
+        s = v.add(v.add(p0, p1), p2)
+        xx = p0[0] * p0[0] + p1[0] * p1[0] + p2[0] * p2[0]
+        yy = p0[1] * p0[1] + p1[1] * p1[1] + p2[1] * p2[1]
+        zz = p0[2] * p0[2] + p1[2] * p1[2] + p2[2] * p2[2]
+        xy = p0[0] * p0[1] + p1[0] * p1[1] + p2[0] * p2[1]
+        xz = p0[0] * p0[2] + p1[0] * p1[2] + p2[0] * p2[2]
+        yz = p0[1] * p0[2] + p1[1] * p1[2] + p2[1] * p2[2]
+        if fit == 0:
+            wt = 3.0
+            f = s
+            sec = (xx, yy, zz, xy, xz, yz)
+        else:
+            area = 0.5 * v.norm(v.cross(v.sub(p1, p0), v.sub(p2, p0)))
+            m = v.scale(s, 1.0 / 3.0)
+            k = area / 12.0
+            wt = area
+            f = v.scale(m, area)
+            sec = (k * (9.0 * m[0] * m[0] + xx), k * (9.0 * m[1] * m[1] + yy), k * (9.0 * m[2] * m[2] + zz),
+                   k * (9.0 * m[0] * m[1] + xy), k * (9.0 * m[0] * m[2] + xz), k * (9.0 * m[1] * m[2] + yz))
+        w[t] = wt
+        for i in range(3):
+            first[t, i] = f[i]
+        for i in range(6):
+            second[t, i] = sec[i]
+    return w, first, second
+
+
+@njit
+def _node_covariance(w, first, second, perm, start, count, cov):
+    """Covariance of a node from the per-triangle moments; False if its weight is 0."""
+    ws = 0.0
+    f0 = f1 = f2 = 0.0
+    s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    for k in range(start, start + count):
+        t = perm[k]
+        ws += w[t]
+        f0 += first[t, 0]
+        f1 += first[t, 1]
+        f2 += first[t, 2]
+        s0 += second[t, 0]
+        s1 += second[t, 1]
+        s2 += second[t, 2]
+        s3 += second[t, 3]
+        s4 += second[t, 4]
+        s5 += second[t, 5]
+    if ws == 0.0:
+        return False
+    m0, m1, m2 = f0 / ws, f1 / ws, f2 / ws
+    cov[0, 0] = s0 / ws - m0 * m0
+    cov[1, 1] = s1 / ws - m1 * m1
+    cov[2, 2] = s2 / ws - m2 * m2
+    cov[0, 1] = cov[1, 0] = s3 / ws - m0 * m1
+    cov[0, 2] = cov[2, 0] = s4 / ws - m0 * m2
+    cov[1, 2] = cov[2, 1] = s5 / ws - m1 * m2
+    return True
+
+
+@njit
+def _fit_box(tv, perm, start, count, axes, center, half):
+    """Extents of the node's vertices along ``axes``; writes ``center`` and ``half``."""
+    a0 = (axes[0, 0], axes[0, 1], axes[0, 2])
+    a1 = (axes[1, 0], axes[1, 1], axes[1, 2])
+    a2 = (axes[2, 0], axes[2, 1], axes[2, 2])
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    for k in range(start, start + count):
+        t = perm[k]
+        for c in range(3):
+            p = (tv[t, c, 0], tv[t, c, 1], tv[t, c, 2])
+            s0 = v.dot(a0, p)
+            s1 = v.dot(a1, p)
+            s2 = v.dot(a2, p)
+            lo0 = min(lo0, s0)
+            hi0 = max(hi0, s0)
+            lo1 = min(lo1, s1)
+            hi1 = max(hi1, s1)
+            lo2 = min(lo2, s2)
+            hi2 = max(hi2, s2)
+    half[0] = 0.5 * (hi0 - lo0)
+    half[1] = 0.5 * (hi1 - lo1)
+    half[2] = 0.5 * (hi2 - lo2)
+    c = v.add(v.add(v.scale(a0, 0.5 * (lo0 + hi0)), v.scale(a1, 0.5 * (lo1 + hi1))),
+              v.scale(a2, 0.5 * (lo2 + hi2)))
+    center[0] = c[0]
+    center[1] = c[1]
+    center[2] = c[2]
+
+
+@njit
+def _build_kernel(tv, leaf_size, fit):
+    """Top-down build. Returns the flat node arrays and the triangle order."""
+    m = tv.shape[0]
+    cap = max(1, 2 * m - 1)
+    centers = np.empty((cap, 3))
+    axes = np.empty((cap, 3, 3))
+    halfs = np.empty((cap, 3))
+    child = np.full(cap, -1, dtype=np.int64)  # first child; second is child + 1
+    starts = np.empty(cap, dtype=np.int64)
+    counts = np.empty(cap, dtype=np.int64)
+    perm = np.arange(m)
+    proj = np.empty(m)
+    w, first, second = _triangle_moments(tv, fit)
+    if fit != 0:
+        w0, first0, second0 = _triangle_moments(tv, 0)
+    else:
+        w0, first0, second0 = w, first, second
+    cov = np.empty((3, 3))
+    work_m = np.empty((3, 3))
+    work_v = np.empty((3, 3))
+    n_nodes = 1
+    starts[0] = 0
+    counts[0] = m
+    stack = np.empty(cap, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        s = starts[node]
+        c = counts[node]
+        if not _node_covariance(w, first, second, perm, s, c, cov):
+            _node_covariance(w0, first0, second0, perm, s, c, cov)  # all areas zero
+        _eig_into(cov, work_m, work_v, axes[node])
+        _fit_box(tv, perm, s, c, axes[node], centers[node], halfs[node])
+        if c <= leaf_size:
+            continue
+        # Split across the longest axis at the mean of the centroids.
+        k = 0
+        if halfs[node, 1] > halfs[node, k]:
+            k = 1
+        if halfs[node, 2] > halfs[node, k]:
+            k = 2
+        ax = (axes[node, k, 0], axes[node, k, 1], axes[node, k, 2])
+        mean = 0.0
+        for i in range(s, s + c):
+            t = perm[i]
+            p = (ax[0] * (tv[t, 0, 0] + tv[t, 1, 0] + tv[t, 2, 0])
+                 + ax[1] * (tv[t, 0, 1] + tv[t, 1, 1] + tv[t, 2, 1])
+                 + ax[2] * (tv[t, 0, 2] + tv[t, 1, 2] + tv[t, 2, 2]))
+            proj[i] = p
+            mean += p
+        mean /= c
+        lo = s
+        hi = s + c - 1
+        while lo <= hi:
+            if proj[lo] < mean:
+                lo += 1
+            else:
+                tmp = perm[lo]
+                perm[lo] = perm[hi]
+                perm[hi] = tmp
+                tp = proj[lo]
+                proj[lo] = proj[hi]
+                proj[hi] = tp
+                hi -= 1
+        n_left = lo - s
+        if n_left == 0 or n_left == c:
+            # Median split: order by projection, halve.
+            order = np.argsort(proj[s:s + c])
+            seg = perm[s:s + c].copy()
+            for i in range(c):
+                perm[s + i] = seg[order[i]]
+            n_left = c // 2
+        left = n_nodes
+        n_nodes += 2
+        child[node] = left
+        starts[left] = s
+        counts[left] = n_left
+        starts[left + 1] = s + n_left
+        counts[left + 1] = c - n_left
+        stack[top] = left + 1
+        stack[top + 1] = left
+        top += 2
+    return (centers[:n_nodes].copy(), axes[:n_nodes].copy(), halfs[:n_nodes].copy(),
+            child[:n_nodes].copy(), starts[:n_nodes].copy(), counts[:n_nodes].copy(), perm)
+
+
+@njit
+def _is_closed_kernel(faces, n_vertices):
+    """Each directed edge appears once and its reverse appears once."""
+    m = faces.shape[0]
+    keys = np.empty(3 * m, dtype=np.int64)
+    for t in range(m):
+        for k in range(3):
+            a = faces[t, k]
+            b = faces[t, (k + 1) % 3]
+            if a == b:
+                return False
+            keys[3 * t + k] = a * n_vertices + b
+    keys.sort()
+    for i in range(1, keys.shape[0]):
+        if keys[i] == keys[i - 1]:
+            return False
+    for i in range(keys.shape[0]):
+        a = keys[i] // n_vertices
+        b = keys[i] % n_vertices
+        r = b * n_vertices + a
+        j = np.searchsorted(keys, r)
+        if j >= keys.shape[0] or keys[j] != r:
+            return False
+    return True
+
+
+class OBBTree:
+    """An OBB hierarchy over a triangle mesh, in the mesh's own (model) frame.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float64, or a ``trimesh.Trimesh``
+        With a Trimesh, ``faces`` is taken from it.
+    faces : (m, 3) int
+        Triangles as vertex indices.
+    fit : {"vertex", "area", "hull"}
+        How node axes are chosen (see the module docstring).
+    leaf_size : int
+        Most triangles in a leaf (1, as RAPID, makes every leaf test exact and
+        cheap; larger leaves make a shallower tree).
+
+    Attributes
+    ----------
+    vertices : (n, 3) float64
+    faces : (m, 3) int64
+    triangles : (m, 3, 3) float64
+        Corner coordinates of every triangle, in the tree's leaf order
+        (``triangles[k]`` is face ``tri_index[k]``).
+    tri_index : (m,) int64
+        Original face index of each entry of ``triangles``.
+    centers, axes, half_extents : (N, 3), (N, 3, 3), (N, 3) float64
+        Node boxes; axes as rows.
+    child : (N,) int64
+        First child of each node (the second is ``child + 1``), -1 for leaves.
+    start, count : (N,) int64
+        Each node's triangles: ``triangles[start:start + count]``.
+    closed : bool
+        Every edge is shared by exactly two faces with opposite directions:
+        a closed, consistently oriented surface (required for containment).
+    """
+
+    # Keep these names in the order the query kernels take them.
+    ARRAYS = ("centers", "axes", "half_extents", "child", "start", "count", "triangles")
+
+    def __init__(self, vertices, faces=None, fit="vertex", leaf_size=1):
+        if faces is None and hasattr(vertices, "faces") and hasattr(vertices, "vertices"):
+            vertices, faces = vertices.vertices, vertices.faces
+        if faces is None:
+            raise ValueError("faces: required unless a trimesh.Trimesh is given")
+        verts = as_array(vertices, "vertices", (3,))
+        if verts.ndim != 2:
+            raise ValueError(f"vertices: expected shape (n, 3), got {verts.shape}")
+        f = np.asarray(faces)
+        if f.ndim != 2 or f.shape[1] != 3 or f.dtype.kind not in "iu":
+            raise ValueError(f"faces: expected an (m, 3) integer array, got {f.shape} {f.dtype}")
+        if len(f) == 0:
+            raise ValueError("faces: the mesh has no triangles")
+        if f.min() < 0 or f.max() >= len(verts):
+            raise ValueError(f"faces: vertex index out of range (mesh has {len(verts)} vertices)")
+        if fit not in FITS:
+            raise ValueError(f"fit: expected one of {FITS}, got {fit!r}")
+        if int(leaf_size) < 1:
+            raise ValueError("leaf_size: must be >= 1")
+        self.vertices = np.ascontiguousarray(verts)
+        self.faces = np.ascontiguousarray(f, dtype=np.int64)
+        self.fit = fit
+        self.leaf_size = int(leaf_size)
+        tv = np.ascontiguousarray(self.vertices[self.faces])
+        (self.centers, self.axes, self.half_extents, self.child,
+         self.start, self.count, self.tri_index) = _build_kernel(tv, self.leaf_size, _FIT_CODE[fit])
+        self.triangles = np.ascontiguousarray(tv[self.tri_index])
+        if fit == "hull":
+            self._refit_hull()
+        self._closed = None
+        self._component_vertices = None
+
+    @property
+    def closed(self):
+        """True when every edge is shared by exactly two faces with opposite directions.
+
+        A closed, consistently oriented surface bounds a solid: only then can a
+        containment (one mesh inside another) be claimed. Computed on first use.
+        """
+        if self._closed is None:
+            self._closed = _is_closed(self.faces)
+        return self._closed
+
+    @property
+    def component_vertices(self):
+        """(k,) int64: one vertex index of each connected component of the mesh."""
+        if self._component_vertices is None:
+            from scipy.sparse import coo_matrix
+            from scipy.sparse.csgraph import connected_components
+
+            n = len(self.vertices)
+            e = np.concatenate([self.faces[:, [0, 1]], self.faces[:, [1, 2]]])
+            g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+            _, labels = connected_components(g, directed=False)
+            used = np.unique(self.faces)
+            _, first = np.unique(labels[used], return_index=True)
+            self._component_vertices = used[first]
+        return self._component_vertices
+
+    def _refit_hull(self):
+        """Refit every node's box from the area-weighted covariance of its hull."""
+        from scipy.spatial import ConvexHull, QhullError
+
+        from .obb import OBB
+
+        for node in range(len(self.child)):
+            pts = self.triangles[self.start[node]:self.start[node] + self.count[node]].reshape(-1, 3)
+            try:
+                hull = ConvexHull(pts)
+            except (QhullError, ValueError):
+                continue  # flat node: keep the covariance box
+            box = OBB.from_triangles(pts[hull.simplices])
+            self.centers[node], self.axes[node], self.half_extents[node] = box.center, box.axes, box.half_extents
+
+    @property
+    def arrays(self):
+        """The flat arrays a query kernel walks, in :attr:`ARRAYS` order."""
+        return tuple(getattr(self, name) for name in self.ARRAYS)
+
+    @property
+    def node_count(self):
+        return len(self.child)
+
+    @property
+    def depth(self):
+        """Number of levels (a single leaf has depth 1)."""
+        return int(self.node_depths().max()) + 1
+
+    def node_depths(self):
+        """(N,) int64: depth of every node, the root at 0."""
+        d = np.zeros(len(self.child), dtype=np.int64)
+        for node in range(len(self.child)):  # parents come before children
+            c = self.child[node]
+            if c >= 0:
+                d[c] = d[c + 1] = d[node] + 1
+        return d
+
+    def total_volume(self):
+        """Sum of the volumes of all node boxes (a tightness measure)."""
+        return float(8.0 * np.prod(self.half_extents, axis=1).sum())
+
+    def boxes_at_depth(self, depth):
+        """Boxes of the nodes at ``depth`` (leaves above it included), for drawing.
+
+        Returns
+        -------
+        centers : (k, 3), axes : (k, 3, 3), half_extents : (k, 3)
+        """
+        d = self.node_depths()
+        sel = (d == depth) | ((d < depth) & (self.child < 0))
+        return self.centers[sel], self.axes[sel], self.half_extents[sel]
+
+    def validate(self, tol=1e-9):
+        """Check the tree's invariants; raise ``AssertionError`` naming the first broken one.
+
+        Every node's box encloses all its triangles (to ``tol`` times the mesh
+        size), axes are orthonormal and right-handed, children partition their
+        parent's triangle range, and every triangle is in exactly one leaf.
+        """
+        scale = max(1.0, float(np.abs(self.vertices).max()))
+        seen = np.zeros(len(self.faces), dtype=np.int64)
+        for node in range(len(self.child)):
+            a = self.axes[node]
+            assert np.allclose(a @ a.T, np.eye(3), atol=1e-9), f"node {node}: axes not orthonormal"
+            assert np.linalg.det(a) > 0.0, f"node {node}: axes not right-handed"
+            s, c = self.start[node], self.count[node]
+            pts = self.triangles[s:s + c].reshape(-1, 3)
+            local = np.abs((pts - self.centers[node]) @ a.T)
+            excess = (local - self.half_extents[node]).max()
+            assert excess <= tol * scale, f"node {node}: a vertex lies {excess:g} outside its box"
+            ch = self.child[node]
+            if ch >= 0:
+                assert self.start[ch] == s and self.count[ch] + self.count[ch + 1] == c \
+                    and self.start[ch + 1] == s + self.count[ch], f"node {node}: children do not split it"
+                assert self.count[ch] > 0 and self.count[ch + 1] > 0, f"node {node}: empty child"
+            else:
+                seen[self.tri_index[s:s + c]] += 1
+        assert np.all(seen == 1), "some triangle is in no leaf or in several"
+        return True
+
+
+def _is_closed(faces):
+    """Closed and consistently oriented: each directed edge has its reverse, once."""
+    return bool(_is_closed_kernel(faces, int(faces.max()) + 1))
