@@ -18,9 +18,9 @@ import numpy as np
 
 from . import _vec as v
 from ._jit import njit
+from ._validate import broadcast_batch
 from .closest_pair import closest_pt_triangle_triangle_t
 from .obb import OBB_EPSILON
-from ._validate import broadcast_batch
 from .obb_tree import OBBTree
 from .triangle import intersect_triangle_triangle_t, test_triangle_triangle_t
 
@@ -64,31 +64,31 @@ def _check_pose(p):
     return 0
 
 
-@njit
-def _relative(pa, pb):
-    """Rotation ``R`` (3, 3) and translation ``T`` (3,) of B's model frame in A's."""
-    r = np.empty((3, 3))
-    t = np.empty(3)
-    for i in range(3):
-        for j in range(3):
-            r[i, j] = pa[0, i] * pb[0, j] + pa[1, i] * pb[1, j] + pa[2, i] * pb[2, j]
-        t[i] = (pa[0, i] * (pb[0, 3] - pa[0, 3]) + pa[1, i] * (pb[1, 3] - pa[1, 3])
-                + pa[2, i] * (pb[2, 3] - pa[2, 3]))
-    return r, t
-
-
 _POSE_ERRORS = {1: "contains NaN or infinity", 2: "is not a rigid transform (orthonormal rotation, "
                 "det +1, last row 0 0 0 1)"}
 
 
+def _as_pose(p, name):
+    """A float64 (4, 4) array (checked for finiteness and rigidity inside the kernels)."""
+    if isinstance(p, np.ndarray) and p.dtype == np.float64 and p.shape == (4, 4):
+        return p
+    try:
+        p = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a 4x4 float array") from None
+    if p.shape != (4, 4):
+        raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
+    return p
+
+
+def _raise_pose(status):
+    name = "pose_a" if status <= 2 else "pose_b"
+    raise ValueError(f"{name}: {_POSE_ERRORS[(status - 1) % 2 + 1]}")
+
+
 def _pose(p, name):
-    if not (isinstance(p, np.ndarray) and p.dtype == np.float64 and p.shape == (4, 4)):
-        try:
-            p = np.asarray(p, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected a 4x4 float array") from None
-        if p.shape != (4, 4):
-            raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
+    """Checked single pose (for the one-tree queries)."""
+    p = _as_pose(p, name)
     code = _check_pose(p)
     if code:
         raise ValueError(f"{name}: {_POSE_ERRORS[code]}")
@@ -103,9 +103,8 @@ def _tree(t, name):
 
 @njit(inline="always")
 def _apply(r, t, p):
-    return (r[0, 0] * p[0] + r[0, 1] * p[1] + r[0, 2] * p[2] + t[0],
-            r[1, 0] * p[0] + r[1, 1] * p[1] + r[1, 2] * p[2] + t[1],
-            r[2, 0] * p[0] + r[2, 1] * p[1] + r[2, 2] * p[2] + t[2])
+    """``r p + t`` with ``r`` a tuple of three row tuples."""
+    return (v.dot(r[0], p) + t[0], v.dot(r[1], p) + t[1], v.dot(r[2], p) + t[2])
 
 
 @njit(inline="always")
@@ -115,94 +114,177 @@ def _tri(tris, k):
             (tris[k, 2, 0], tris[k, 2, 1], tris[k, 2, 2]))
 
 
+@njit(inline="always")
+def _relative_t(pa, pb):
+    """B's model frame in A's as tuples: rows of ``R = Ra^T Rb`` and ``T = Ra^T (tb - ta)``."""
+    cols_a = ((pa[0, 0], pa[1, 0], pa[2, 0]), (pa[0, 1], pa[1, 1], pa[2, 1]), (pa[0, 2], pa[1, 2], pa[2, 2]))
+    cols_b = ((pb[0, 0], pb[1, 0], pb[2, 0]), (pb[0, 1], pb[1, 1], pb[2, 1]), (pb[0, 2], pb[1, 2], pb[2, 2]))
+    d = (pb[0, 3] - pa[0, 3], pb[1, 3] - pa[1, 3], pb[2, 3] - pa[2, 3])
+    r = ((v.dot(cols_a[0], cols_b[0]), v.dot(cols_a[0], cols_b[1]), v.dot(cols_a[0], cols_b[2])),
+         (v.dot(cols_a[1], cols_b[0]), v.dot(cols_a[1], cols_b[1]), v.dot(cols_a[1], cols_b[2])),
+         (v.dot(cols_a[2], cols_b[0]), v.dot(cols_a[2], cols_b[1]), v.dot(cols_a[2], cols_b[2])))
+    t = (v.dot(cols_a[0], d), v.dot(cols_a[1], d), v.dot(cols_a[2], d))
+    return r, t
+
+
 # ---------------------------------------------------------------------------
-# Node-pair box test in A's frame
+# Node-pair box tests in A's frame. Node rows: centre 0:3, axes 3:12, half 12:15, size 15.
 # ---------------------------------------------------------------------------
 
 
 @njit(inline="always")
-def _node_frame(ca, aa, cb, ab, na, nb, r, t, rab, tt):
-    """Fill ``rab[i, j] = A_i . (R B_j)`` and ``tt = A axes . (R cb + T - ca)``."""
-    bw = np.empty((3, 3))
-    for j in range(3):
-        for k in range(3):
-            bw[j, k] = r[k, 0] * ab[nb, j, 0] + r[k, 1] * ab[nb, j, 1] + r[k, 2] * ab[nb, j, 2]
-    d0 = r[0, 0] * cb[nb, 0] + r[0, 1] * cb[nb, 1] + r[0, 2] * cb[nb, 2] + t[0] - ca[na, 0]
-    d1 = r[1, 0] * cb[nb, 0] + r[1, 1] * cb[nb, 1] + r[1, 2] * cb[nb, 2] + t[1] - ca[na, 1]
-    d2 = r[2, 0] * cb[nb, 0] + r[2, 1] * cb[nb, 1] + r[2, 2] * cb[nb, 2] + t[2] - ca[na, 2]
-    for i in range(3):
-        for j in range(3):
-            rab[i, j] = aa[na, i, 0] * bw[j, 0] + aa[na, i, 1] * bw[j, 1] + aa[na, i, 2] * bw[j, 2]
-        tt[i] = aa[na, i, 0] * d0 + aa[na, i, 1] * d1 + aa[na, i, 2] * d2
+def _node_pair_frame(na_row, nb_row, r, t):
+    """B's box expressed in A's box frame: the nine ``A_i . B_j`` and the centre offset."""
+    a0 = (na_row[3], na_row[4], na_row[5])
+    a1 = (na_row[6], na_row[7], na_row[8])
+    a2 = (na_row[9], na_row[10], na_row[11])
+    bw0 = _apply(r, (0.0, 0.0, 0.0), (nb_row[3], nb_row[4], nb_row[5]))
+    bw1 = _apply(r, (0.0, 0.0, 0.0), (nb_row[6], nb_row[7], nb_row[8]))
+    bw2 = _apply(r, (0.0, 0.0, 0.0), (nb_row[9], nb_row[10], nb_row[11]))
+    d = v.sub(_apply(r, t, (nb_row[0], nb_row[1], nb_row[2])), (na_row[0], na_row[1], na_row[2]))
+    return (v.dot(a0, d), v.dot(a1, d), v.dot(a2, d),
+            v.dot(a0, bw0), v.dot(a0, bw1), v.dot(a0, bw2),
+            v.dot(a1, bw0), v.dot(a1, bw1), v.dot(a1, bw2),
+            v.dot(a2, bw0), v.dot(a2, bw1), v.dot(a2, bw2))
 
 
-@njit
-def _boxes_overlap(ca, aa, ea, cb, ab, eb, na, nb, r, t, rab, absr, tt):
-    """RTCD 4.4.1 on node ``na`` of A and node ``nb`` of B (B placed by ``r, t``)."""
-    _node_frame(ca, aa, cb, ab, na, nb, r, t, rab, tt)
-    for i in range(3):
-        for j in range(3):
-            absr[i, j] = abs(rab[i, j]) + OBB_EPSILON
-    for i in range(3):
-        if abs(tt[i]) > ea[na, i] + eb[nb, 0] * absr[i, 0] + eb[nb, 1] * absr[i, 1] + eb[nb, 2] * absr[i, 2]:
-            return False
-    for j in range(3):
-        if abs(tt[0] * rab[0, j] + tt[1] * rab[1, j] + tt[2] * rab[2, j]) > \
-                ea[na, 0] * absr[0, j] + ea[na, 1] * absr[1, j] + ea[na, 2] * absr[2, j] + eb[nb, j]:
-            return False
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        for j in range(3):
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            ra = ea[na, i1] * absr[i2, j] + ea[na, i2] * absr[i1, j]
-            rb = eb[nb, j1] * absr[i, j2] + eb[nb, j2] * absr[i, j1]
-            if abs(tt[i2] * rab[i1, j] - tt[i1] * rab[i2, j]) > ra + rb:
-                return False
+@njit(inline="always")
+def _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0, ea1, ea2, eb0, eb1, eb2):
+    """RTCD 4.4.1, the 15 separating axes written out; ``r`` is B's axes in A's
+    box frame, ``t`` B's centre there. Ericson's epsilon keeps near-parallel
+    edge pairs from reporting a false separation."""
+    q00 = abs(r00) + OBB_EPSILON
+    q01 = abs(r01) + OBB_EPSILON
+    q02 = abs(r02) + OBB_EPSILON
+    q10 = abs(r10) + OBB_EPSILON
+    q11 = abs(r11) + OBB_EPSILON
+    q12 = abs(r12) + OBB_EPSILON
+    q20 = abs(r20) + OBB_EPSILON
+    q21 = abs(r21) + OBB_EPSILON
+    q22 = abs(r22) + OBB_EPSILON
+    if abs(t0) > ea0 + eb0 * q00 + eb1 * q01 + eb2 * q02:
+        return False
+    if abs(t1) > ea1 + eb0 * q10 + eb1 * q11 + eb2 * q12:
+        return False
+    if abs(t2) > ea2 + eb0 * q20 + eb1 * q21 + eb2 * q22:
+        return False
+    if abs(t0 * r00 + t1 * r10 + t2 * r20) > ea0 * q00 + ea1 * q10 + ea2 * q20 + eb0:
+        return False
+    if abs(t0 * r01 + t1 * r11 + t2 * r21) > ea0 * q01 + ea1 * q11 + ea2 * q21 + eb1:
+        return False
+    if abs(t0 * r02 + t1 * r12 + t2 * r22) > ea0 * q02 + ea1 * q12 + ea2 * q22 + eb2:
+        return False
+    if abs(t2 * r10 - t1 * r20) > ea1 * q20 + ea2 * q10 + eb1 * q02 + eb2 * q01:
+        return False
+    if abs(t2 * r11 - t1 * r21) > ea1 * q21 + ea2 * q11 + eb2 * q00 + eb0 * q02:
+        return False
+    if abs(t2 * r12 - t1 * r22) > ea1 * q22 + ea2 * q12 + eb0 * q01 + eb1 * q00:
+        return False
+    if abs(t0 * r20 - t2 * r00) > ea2 * q00 + ea0 * q20 + eb1 * q12 + eb2 * q11:
+        return False
+    if abs(t0 * r21 - t2 * r01) > ea2 * q01 + ea0 * q21 + eb2 * q10 + eb0 * q12:
+        return False
+    if abs(t0 * r22 - t2 * r02) > ea2 * q02 + ea0 * q22 + eb0 * q11 + eb1 * q10:
+        return False
+    if abs(t1 * r00 - t0 * r10) > ea0 * q10 + ea1 * q00 + eb1 * q22 + eb2 * q21:
+        return False
+    if abs(t1 * r01 - t0 * r11) > ea0 * q11 + ea1 * q01 + eb2 * q20 + eb0 * q22:
+        return False
+    if abs(t1 * r02 - t0 * r12) > ea0 * q12 + ea1 * q02 + eb0 * q21 + eb1 * q20:
+        return False
     return True
 
-
-@njit
-def _boxes_gap(ca, aa, ea, cb, ab, eb, na, nb, r, t, rab, tt):
-    """A lower bound on the distance between two node boxes: the largest gap
-    of their projections over the 15 SAT axes (each normalised), or 0."""
-    _node_frame(ca, aa, cb, ab, na, nb, r, t, rab, tt)
+@njit(inline="always")
+def _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0, ea1, ea2, eb0, eb1, eb2):
+    """Largest projection gap over the 15 axes (cross axes normalised): a lower
+    bound of the distance between the two boxes, 0 if no axis separates them."""
+    q00 = abs(r00)
+    q01 = abs(r01)
+    q02 = abs(r02)
+    q10 = abs(r10)
+    q11 = abs(r11)
+    q12 = abs(r12)
+    q20 = abs(r20)
+    q21 = abs(r21)
+    q22 = abs(r22)
     best = 0.0
-    for i in range(3):
-        g = abs(tt[i]) - (ea[na, i] + eb[nb, 0] * abs(rab[i, 0]) + eb[nb, 1] * abs(rab[i, 1])
-                          + eb[nb, 2] * abs(rab[i, 2]))
-        best = max(best, g)
-    for j in range(3):
-        g = abs(tt[0] * rab[0, j] + tt[1] * rab[1, j] + tt[2] * rab[2, j]) - (
-            ea[na, 0] * abs(rab[0, j]) + ea[na, 1] * abs(rab[1, j]) + ea[na, 2] * abs(rab[2, j]) + eb[nb, j])
-        best = max(best, g)
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        for j in range(3):
-            s2 = 1.0 - rab[i, j] * rab[i, j]
-            if s2 <= 1e-12:
-                continue
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            ra = ea[na, i1] * abs(rab[i2, j]) + ea[na, i2] * abs(rab[i1, j])
-            rb = eb[nb, j1] * abs(rab[i, j2]) + eb[nb, j2] * abs(rab[i, j1])
-            g = (abs(tt[i2] * rab[i1, j] - tt[i1] * rab[i2, j]) - (ra + rb)) / math.sqrt(s2)
-            best = max(best, g)
+    best = max(best, abs(t0) - (ea0 + eb0 * q00 + eb1 * q01 + eb2 * q02))
+    best = max(best, abs(t1) - (ea1 + eb0 * q10 + eb1 * q11 + eb2 * q12))
+    best = max(best, abs(t2) - (ea2 + eb0 * q20 + eb1 * q21 + eb2 * q22))
+    best = max(best, abs(t0 * r00 + t1 * r10 + t2 * r20) - (ea0 * q00 + ea1 * q10 + ea2 * q20 + eb0))
+    best = max(best, abs(t0 * r01 + t1 * r11 + t2 * r21) - (ea0 * q01 + ea1 * q11 + ea2 * q21 + eb1))
+    best = max(best, abs(t0 * r02 + t1 * r12 + t2 * r22) - (ea0 * q02 + ea1 * q12 + ea2 * q22 + eb2))
+    s = 1.0 - r00 * r00
+    if s > 1e-12:
+        best = max(best, (abs(t2 * r10 - t1 * r20) - (ea1 * q20 + ea2 * q10 + eb1 * q02 + eb2 * q01)) / math.sqrt(s))
+    s = 1.0 - r01 * r01
+    if s > 1e-12:
+        best = max(best, (abs(t2 * r11 - t1 * r21) - (ea1 * q21 + ea2 * q11 + eb2 * q00 + eb0 * q02)) / math.sqrt(s))
+    s = 1.0 - r02 * r02
+    if s > 1e-12:
+        best = max(best, (abs(t2 * r12 - t1 * r22) - (ea1 * q22 + ea2 * q12 + eb0 * q01 + eb1 * q00)) / math.sqrt(s))
+    s = 1.0 - r10 * r10
+    if s > 1e-12:
+        best = max(best, (abs(t0 * r20 - t2 * r00) - (ea2 * q00 + ea0 * q20 + eb1 * q12 + eb2 * q11)) / math.sqrt(s))
+    s = 1.0 - r11 * r11
+    if s > 1e-12:
+        best = max(best, (abs(t0 * r21 - t2 * r01) - (ea2 * q01 + ea0 * q21 + eb2 * q10 + eb0 * q12)) / math.sqrt(s))
+    s = 1.0 - r12 * r12
+    if s > 1e-12:
+        best = max(best, (abs(t0 * r22 - t2 * r02) - (ea2 * q02 + ea0 * q22 + eb0 * q11 + eb1 * q10)) / math.sqrt(s))
+    s = 1.0 - r20 * r20
+    if s > 1e-12:
+        best = max(best, (abs(t1 * r00 - t0 * r10) - (ea0 * q10 + ea1 * q00 + eb1 * q22 + eb2 * q21)) / math.sqrt(s))
+    s = 1.0 - r21 * r21
+    if s > 1e-12:
+        best = max(best, (abs(t1 * r01 - t0 * r11) - (ea0 * q11 + ea1 * q01 + eb2 * q20 + eb0 * q22)) / math.sqrt(s))
+    s = 1.0 - r22 * r22
+    if s > 1e-12:
+        best = max(best, (abs(t1 * r02 - t0 * r12) - (ea0 * q12 + ea1 * q02 + eb0 * q21 + eb1 * q20)) / math.sqrt(s))
     return best
 
 
+@njit
+def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
+    """RTCD 4.4.1 on node ``na`` of A and node ``nb`` of B (B placed by ``r, t``)."""
+    ra = nodes_a[na]
+    rb = nodes_b[nb]
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(ra, rb, r, t)
+    return _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                          ra[12], ra[13], ra[14], rb[12], rb[13], rb[14])
+
+
+@njit
+def boxes_gap(nodes_a, na, nodes_b, nb, r, t):
+    """Lower bound of the distance between two node boxes.
+
+    The best of the 15 SAT axes and of the centre-to-centre direction, which
+    is close to the true separating direction once boxes are small compared
+    with their distance (where the SAT axes alone can be off by sqrt 3).
+    """
+    ra = nodes_a[na]
+    rb = nodes_b[nb]
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(ra, rb, r, t)
+    g = _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                   ra[12], ra[13], ra[14], rb[12], rb[13], rb[14])
+    dist = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if dist > 0.0:
+        u0, u1, u2 = t0 / dist, t1 / dist, t2 / dist
+        rad_a = ra[12] * abs(u0) + ra[13] * abs(u1) + ra[14] * abs(u2)
+        rad_b = (rb[12] * abs(r00 * u0 + r10 * u1 + r20 * u2) + rb[13] * abs(r01 * u0 + r11 * u1 + r21 * u2)
+                 + rb[14] * abs(r02 * u0 + r12 * u1 + r22 * u2))
+        g = max(g, dist - rad_a - rad_b)
+    return g
+
+
 @njit(inline="always")
-def _descend_a(ha, hb, na, nb, child_a, child_b):
+def _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
     """RAPID's rule: split A if B is a leaf, or A is not and A is the larger box."""
-    if child_b[nb] < 0:
+    if links_b[nb, 0] < 0:
         return True
-    if child_a[na] < 0:
+    if links_a[na, 0] < 0:
         return False
-    sa = max(ha[na, 0], max(ha[na, 1], ha[na, 2]))
-    sb = max(hb[nb, 0], max(hb[nb, 1], hb[nb, 2]))
-    return sa >= sb
+    return nodes_a[na, 15] >= nodes_b[nb, 15]
 
 
 @njit
@@ -216,111 +298,136 @@ def _push(stack, top, a, b):
     return stack, top + 1
 
 
+@njit
+def pose_status(pa, pb):
+    """Pose check inside the kernels: 0 good, 1/2 bad ``pose_a``, 3/4 bad ``pose_b``."""
+    s = _check_pose(pa)
+    if s:
+        return s
+    s = _check_pose(pb)
+    if s:
+        return s + 2
+    return 0
+
+
 # ---------------------------------------------------------------------------
 # collide
 # ---------------------------------------------------------------------------
 
 
 @njit
-def collide_kernel(ca, aa, ha, kida, sta, cnta, tria, cb, ab, hb, kidb, stb, cntb, trib,
-                   r, t, first_contact, want_segments):
-    """All intersecting triangle pairs (positions in leaf order) and their segments (A frame)."""
-    cap = 16
-    pairs = np.empty((cap, 2), dtype=np.int64)
-    segs = np.empty((cap, 2, 3))
+def collide_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, first_contact, want_segments):
+    """All intersecting triangle pairs (leaf positions) and their segments (A's model frame).
+
+    Returns ``(status, pairs (k, 2), segments (k, 2, 3), box_tests, tri_tests, roots_overlap)``;
+    ``status`` is :func:`pose_status`.
+    """
+    pairs = np.empty((0, 2), dtype=np.int64)
+    segs = np.empty((0, 2, 3))
+    status = pose_status(pa, pb)
+    if status:
+        return status, pairs, segs, 0, 0, False
+    r, t = _relative_t(pa, pb)
+    if not boxes_overlap(nodes_a, 0, nodes_b, 0, r, t):
+        return 0, pairs, segs, 1, 0, False
+    cap = 0
     n = 0
-    box_tests = 0
+    box_tests = 1
     tri_tests = 0
-    rab = np.empty((3, 3))
-    absr = np.empty((3, 3))
-    tt = np.empty(3)
     stack = np.empty((64, 2), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
+    top = 0
+    stack, top = _push(stack, top, 0, 0)
     while top > 0:
         top -= 1
         na = stack[top, 0]
         nb = stack[top, 1]
-        box_tests += 1
-        if not _boxes_overlap(ca, aa, ha, cb, ab, hb, na, nb, r, t, rab, absr, tt):
-            continue
-        if kida[na] < 0 and kidb[nb] < 0:
-            for i in range(sta[na], sta[na] + cnta[na]):
-                a0, a1, a2 = _tri(tria, i)
-                for j in range(stb[nb], stb[nb] + cntb[nb]):
-                    b0, b1, b2 = _tri(trib, j)
+        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+            for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+                a0, a1, a2 = _tri(tri_a, i)
+                for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+                    b0, b1, b2 = _tri(tri_b, j)
                     b0 = _apply(r, t, b0)
                     b1 = _apply(r, t, b1)
                     b2 = _apply(r, t, b2)
                     tri_tests += 1
-                    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
-                        if n == cap:
-                            cap *= 2
-                            p2 = np.empty((cap, 2), dtype=np.int64)
-                            p2[:n] = pairs[:n]
-                            pairs = p2
-                            s2 = np.empty((cap, 2, 3))
-                            s2[:n] = segs[:n]
-                            segs = s2
-                        pairs[n, 0] = i
-                        pairs[n, 1] = j
-                        if want_segments:
-                            p, q = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
-                            for k in range(3):
-                                segs[n, 0, k] = p[k]
-                                segs[n, 1, k] = q[k]
-                        n += 1
-                        if first_contact:
-                            return pairs[:n], segs[:n], box_tests, tri_tests
+                    if not test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+                        continue
+                    if n == cap:
+                        cap = max(16, 2 * cap)
+                        p2 = np.empty((cap, 2), dtype=np.int64)
+                        p2[:n] = pairs[:n]
+                        pairs = p2
+                        s2 = np.empty((cap, 2, 3))
+                        s2[:n] = segs[:n]
+                        segs = s2
+                    pairs[n, 0] = i
+                    pairs[n, 1] = j
+                    if want_segments:
+                        p, q = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+                        for k in range(3):
+                            segs[n, 0, k] = p[k]
+                            segs[n, 1, k] = q[k]
+                    n += 1
+                    if first_contact:
+                        return 0, pairs[:n], segs[:n], box_tests, tri_tests, True
             continue
-        if _descend_a(ha, hb, na, nb, kida, kidb):
-            c = kida[na]
-            stack, top = _push(stack, top, c + 1, nb)
-            stack, top = _push(stack, top, c, nb)
+        # Test the two child pairs here and push only the overlapping ones.
+        if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+            c = links_a[na, 0]
+            box_tests += 2
+            if boxes_overlap(nodes_a, c + 1, nodes_b, nb, r, t):
+                stack, top = _push(stack, top, c + 1, nb)
+            if boxes_overlap(nodes_a, c, nodes_b, nb, r, t):
+                stack, top = _push(stack, top, c, nb)
         else:
-            c = kidb[nb]
-            stack, top = _push(stack, top, na, c + 1)
-            stack, top = _push(stack, top, na, c)
-    return pairs[:n], segs[:n], box_tests, tri_tests
+            c = links_b[nb, 0]
+            box_tests += 2
+            if boxes_overlap(nodes_a, na, nodes_b, c + 1, r, t):
+                stack, top = _push(stack, top, na, c + 1)
+            if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
+                stack, top = _push(stack, top, na, c)
+    return 0, pairs[:n], segs[:n], box_tests, tri_tests, True
 
 
 @njit
 def _ray_hits_triangle(o, d, a, b, c):
-    """Moller-Trumbore, two-sided. Returns ``(t, u, v, det)``; ``t = inf`` for no hit."""
+    """Moller-Trumbore, two-sided: the ray parameter of the hit, ``inf`` for none."""
     e1 = v.sub(b, a)
     e2 = v.sub(c, a)
     pv = v.cross(d, e2)
     det = v.dot(e1, pv)
     if det == 0.0:
-        return np.inf, 0.0, 0.0, det
+        return np.inf
     inv = 1.0 / det
     tv = v.sub(o, a)
     u = v.dot(tv, pv) * inv
     if u < 0.0 or u > 1.0:
-        return np.inf, u, 0.0, det
+        return np.inf
     qv = v.cross(tv, e1)
     w = v.dot(d, qv) * inv
     if w < 0.0 or u + w > 1.0:
-        return np.inf, u, w, det
-    return v.dot(e2, qv) * inv, u, w, det
+        return np.inf
+    return v.dot(e2, qv) * inv
 
 
 @njit
-def _ray_box_interval(o, d, c, ax, h, node):
+def _ray_box_interval(o, d, nodes, node):
     """Slab test of a ray against a node box: ``(t_enter, t_exit)``."""
+    row = nodes[node]
     t0 = -np.inf
     t1 = np.inf
+    oc = (o[0] - row[0], o[1] - row[1], o[2] - row[2])
     for i in range(3):
-        oc = (ax[node, i, 0] * (o[0] - c[node, 0]) + ax[node, i, 1] * (o[1] - c[node, 1])
-              + ax[node, i, 2] * (o[2] - c[node, 2]))
-        dc = ax[node, i, 0] * d[0] + ax[node, i, 1] * d[1] + ax[node, i, 2] * d[2]
-        if dc == 0.0:
-            if abs(oc) > h[node, i]:
+        ax = (row[3 + 3 * i], row[4 + 3 * i], row[5 + 3 * i])
+        h = row[12 + i]
+        oi = v.dot(ax, oc)
+        di = v.dot(ax, d)
+        if di == 0.0:
+            if abs(oi) > h:
                 return np.inf, -np.inf
             continue
-        ta = (-h[node, i] - oc) / dc
-        tb = (h[node, i] - oc) / dc
+        ta = (-h - oi) / di
+        tb = (h - oi) / di
         if ta > tb:
             ta, tb = tb, ta
         t0 = max(t0, ta)
@@ -349,7 +456,7 @@ def _ray_plane_bary(o, d, a, b, c):
 
 
 @njit
-def parity_kernel(c, ax, h, kid, st, cnt, tris, o, d):
+def parity_kernel(nodes, links, tris, o, d):
     """Crossings of the ray ``o + t d`` (``t > 0``) with the mesh, and whether any was ambiguous.
 
     A crossing within 1e-9 (barycentric) of an edge or vertex, or at ``t``
@@ -365,11 +472,11 @@ def parity_kernel(c, ax, h, kid, st, cnt, tris, o, d):
     while top > 0:
         top -= 1
         node = stack[top]
-        t0, t1 = _ray_box_interval(o, d, c, ax, h, node)
+        t0, t1 = _ray_box_interval(o, d, nodes, node)
         if t0 > t1 or t1 < 0.0:
             continue
-        if kid[node] < 0:
-            for k in range(st[node], st[node] + cnt[node]):
+        if links[node, 0] < 0:
+            for k in range(links[node, 1], links[node, 1] + links[node, 2]):
                 a, b, cc = _tri(tris, k)
                 ok, tt, u, w = _ray_plane_bary(o, d, a, b, cc)
                 if not ok or tt < -eps:
@@ -385,8 +492,8 @@ def parity_kernel(c, ax, h, kid, st, cnt, tris, o, d):
             bigger = np.empty(2 * stack.shape[0], dtype=np.int64)
             bigger[:top] = stack[:top]
             stack = bigger
-        stack[top] = kid[node]
-        stack[top + 1] = kid[node] + 1
+        stack[top] = links[node, 0]
+        stack[top + 1] = links[node, 0] + 1
         top += 2
     return count, ambiguous
 
@@ -397,7 +504,7 @@ def _inside(tree, point):
     for d in _PARITY_DIRS:
         count, ambiguous = parity_kernel(*tree.arrays, o, (float(d[0]), float(d[1]), float(d[2])))
         if not ambiguous:
-            return count % 2 == 1
+            break
     return count % 2 == 1
 
 
@@ -414,7 +521,7 @@ def _containment(tree_a, pose_a, tree_b, pose_b):
     return None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class CollideResult:
     """Outcome of :func:`collide`.
 
@@ -470,21 +577,22 @@ def collide(tree_a, pose_a, tree_b, pose_b, first_contact=False, containment=Tru
     """
     tree_a = _tree(tree_a, "tree_a")
     tree_b = _tree(tree_b, "tree_b")
-    pa = _pose(pose_a, "pose_a")
-    pb = _pose(pose_b, "pose_b")
-    r, t = _relative(pa, pb)
-    pairs, segs, box_tests, tri_tests = collide_kernel(*tree_a.arrays, *tree_b.arrays, r, t,
-                                                       first_contact, not first_contact)
+    pa = _as_pose(pose_a, "pose_a")
+    pb = _as_pose(pose_b, "pose_b")
+    status, pairs, segs, box_tests, tri_tests, roots = collide_kernel(
+        *tree_a.arrays, *tree_b.arrays, pa, pb, first_contact, not first_contact)
+    if status:
+        _raise_pose(status)
     contained = None
-    checked = tree_a.closed or tree_b.closed if containment else False
-    if len(pairs) == 0 and containment and checked:
+    checked = containment and (tree_a.closed or tree_b.closed)
+    if checked and roots and len(pairs) == 0:
         contained = _containment(tree_a, pa, tree_b, pb)
-    faces = np.stack([tree_a.tri_index[pairs[:, 0]], tree_b.tri_index[pairs[:, 1]]], axis=1) \
-        if len(pairs) else np.empty((0, 2), dtype=np.int64)
-    if len(segs) and not first_contact:
-        segs = segs @ pa[:3, :3].T + pa[:3, 3]
-    return CollideResult(bool(len(pairs)) or contained is not None, faces, segs,
-                         int(box_tests), int(tri_tests), contained, bool(checked))
+    if len(pairs):
+        pairs = np.stack([tree_a.tri_index[pairs[:, 0]], tree_b.tri_index[pairs[:, 1]]], axis=1)
+        if not first_contact:
+            segs = segs @ pa[:3, :3].T + pa[:3, 3]
+    return CollideResult(len(pairs) > 0 or contained is not None, pairs, segs,
+                         box_tests, tri_tests, contained, checked)
 
 
 # ---------------------------------------------------------------------------
@@ -493,84 +601,74 @@ def collide(tree_a, pose_a, tree_b, pose_b, first_contact=False, containment=Tru
 
 
 @njit
-def distance_kernel(ca, aa, ha, kida, sta, cnta, tria, cb, ab, hb, kidb, stb, cntb, trib, r, t, stop_below):
-    """Closest triangle pair. Returns ``(dist2, i, j, pa (3,), pb (3,), box_tests, tri_tests)``.
+def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, stop_below):
+    """Closest triangle pair.
 
-    Nodes whose box gap is at least the best distance so far are pruned;
-    the search ends early once a distance below ``stop_below`` is found.
+    Returns ``(status, dist2, i, j, point_a (3,), point_b (3,), box_tests, tri_tests)``
+    in A's model frame. Node pairs whose box gap is at least the best distance
+    so far are pruned, the nearer child pair is visited first, and the search
+    ends once a distance below ``stop_below`` is found.
     """
-    rab = np.empty((3, 3))
-    tt = np.empty(3)
-    # Seed the bound with the first triangles of each tree.
-    a0, a1, a2 = _tri(tria, 0)
-    b0, b1, b2 = _tri(trib, 0)
+    status = pose_status(pa, pb)
+    if status:
+        return status, 0.0, 0, 0, np.zeros(3), np.zeros(3), 0, 0
+    r, t = _relative_t(pa, pb)
+    # Seed the bound with the first triangle of each tree.
+    a0, a1, a2 = _tri(tri_a, 0)
+    b0, b1, b2 = _tri(tri_b, 0)
     x, y, best2 = closest_pt_triangle_triangle_t(a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2))
     bi = 0
     bj = 0
-    box_tests = 0
+    box_tests = 1
     tri_tests = 1
     stack = np.empty((64, 2), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
-    while top > 0:
-        if best2 < stop_below * stop_below:
-            break
+    gaps = np.empty(64)
+    top = 0
+    stack, top = _push(stack, top, 0, 0)
+    gaps[0] = boxes_gap(nodes_a, 0, nodes_b, 0, r, t)
+    stop2 = stop_below * stop_below
+    while top > 0 and best2 >= stop2:
         top -= 1
         na = stack[top, 0]
         nb = stack[top, 1]
-        box_tests += 1
-        g = _boxes_gap(ca, aa, ha, cb, ab, hb, na, nb, r, t, rab, tt)
-        if g * g >= best2:
+        if gaps[top] * gaps[top] >= best2:
             continue
-        if kida[na] < 0 and kidb[nb] < 0:
-            for i in range(sta[na], sta[na] + cnta[na]):
-                a0, a1, a2 = _tri(tria, i)
-                for j in range(stb[nb], stb[nb] + cntb[nb]):
-                    b0, b1, b2 = _tri(trib, j)
+        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+            for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+                a0, a1, a2 = _tri(tri_a, i)
+                for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+                    b0, b1, b2 = _tri(tri_b, j)
                     tri_tests += 1
                     p, q, d2 = closest_pt_triangle_triangle_t(
                         a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2))
                     if d2 < best2:
                         best2, x, y, bi, bj = d2, p, q, i, j
             continue
-        # Visit the nearer child pair first: push it last.
-        if _descend_a(ha, hb, na, nb, kida, kidb):
-            c = kida[na]
-            g0 = _boxes_gap(ca, aa, ha, cb, ab, hb, c, nb, r, t, rab, tt)
-            g1 = _boxes_gap(ca, aa, ha, cb, ab, hb, c + 1, nb, r, t, rab, tt)
-            box_tests += 2
-            if g0 <= g1:
-                if g1 * g1 < best2:
-                    stack, top = _push(stack, top, c + 1, nb)
-                if g0 * g0 < best2:
-                    stack, top = _push(stack, top, c, nb)
-            else:
-                if g0 * g0 < best2:
-                    stack, top = _push(stack, top, c, nb)
-                if g1 * g1 < best2:
-                    stack, top = _push(stack, top, c + 1, nb)
+        if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+            c = links_a[na, 0]
+            n0a, n0b, n1a, n1b = c, nb, c + 1, nb
         else:
-            c = kidb[nb]
-            g0 = _boxes_gap(ca, aa, ha, cb, ab, hb, na, c, r, t, rab, tt)
-            g1 = _boxes_gap(ca, aa, ha, cb, ab, hb, na, c + 1, r, t, rab, tt)
-            box_tests += 2
-            if g0 <= g1:
-                if g1 * g1 < best2:
-                    stack, top = _push(stack, top, na, c + 1)
-                if g0 * g0 < best2:
-                    stack, top = _push(stack, top, na, c)
-            else:
-                if g0 * g0 < best2:
-                    stack, top = _push(stack, top, na, c)
-                if g1 * g1 < best2:
-                    stack, top = _push(stack, top, na, c + 1)
-    px = np.array([x[0], x[1], x[2]])
-    py = np.array([y[0], y[1], y[2]])
-    return best2, bi, bj, px, py, box_tests, tri_tests
+            c = links_b[nb, 0]
+            n0a, n0b, n1a, n1b = na, c, na, c + 1
+        g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t)
+        g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t)
+        box_tests += 2
+        if g0 > g1:  # visit the nearer pair first: it goes on top
+            n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0
+        if top + 2 > gaps.shape[0]:
+            bigger = np.empty(2 * gaps.shape[0])
+            bigger[:top] = gaps[:top]
+            gaps = bigger
+        if g1 * g1 < best2:
+            gaps[top] = g1
+            stack, top = _push(stack, top, n1a, n1b)
+        if g0 * g0 < best2:
+            gaps[top] = g0
+            stack, top = _push(stack, top, n0a, n0b)
+    return 0, best2, bi, bj, np.array([x[0], x[1], x[2]]), np.array([y[0], y[1], y[2]]), box_tests, tri_tests
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class DistanceResult:
     """Outcome of :func:`distance`.
 
@@ -597,13 +695,14 @@ class DistanceResult:
 def _distance(tree_a, pose_a, tree_b, pose_b, stop_below):
     tree_a = _tree(tree_a, "tree_a")
     tree_b = _tree(tree_b, "tree_b")
-    pa = _pose(pose_a, "pose_a")
-    pb = _pose(pose_b, "pose_b")
-    r, t = _relative(pa, pb)
-    d2, i, j, x, y, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, r, t, stop_below)
+    pa = _as_pose(pose_a, "pose_a")
+    pb = _as_pose(pose_b, "pose_b")
+    status, d2, i, j, x, y, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb, stop_below)
+    if status:
+        _raise_pose(status)
     rot, tr = pa[:3, :3], pa[:3, 3]
     return DistanceResult(math.sqrt(d2), rot @ x + tr, rot @ y + tr, int(tree_a.tri_index[i]),
-                          int(tree_b.tri_index[j]), int(nbox), int(ntri)), pa, pb
+                          int(tree_b.tri_index[j]), nbox, ntri), pa, pb
 
 
 def distance(tree_a, pose_a, tree_b, pose_b):
@@ -647,7 +746,7 @@ def within(tree_a, pose_a, tree_b, pose_b, tolerance):
 
 
 @njit
-def ray_kernel(c, ax, h, kid, st, cnt, tris, origins, dirs, max_t, out_t, out_k):
+def ray_kernel(nodes, links, tris, origins, dirs, max_t, out_t, out_k):
     """First hit of every ray (model frame): ``out_t`` (inf if none) and leaf position ``out_k``."""
     stack = np.empty(64, dtype=np.int64)
     for r in range(origins.shape[0]):
@@ -660,13 +759,13 @@ def ray_kernel(c, ax, h, kid, st, cnt, tris, origins, dirs, max_t, out_t, out_k)
         while top > 0:
             top -= 1
             node = stack[top]
-            t0, t1 = _ray_box_interval(o, d, c, ax, h, node)
+            t0, t1 = _ray_box_interval(o, d, nodes, node)
             if t0 > t1 or t1 < 0.0 or t0 > best:
                 continue
-            if kid[node] < 0:
-                for k in range(st[node], st[node] + cnt[node]):
+            if links[node, 0] < 0:
+                for k in range(links[node, 1], links[node, 1] + links[node, 2]):
                     a, b, cc = _tri(tris, k)
-                    tt, _, _, _ = _ray_hits_triangle(o, d, a, b, cc)
+                    tt = _ray_hits_triangle(o, d, a, b, cc)
                     if 0.0 <= tt <= best:
                         best = tt
                         bk = k
@@ -675,14 +774,14 @@ def ray_kernel(c, ax, h, kid, st, cnt, tris, origins, dirs, max_t, out_t, out_k)
                 bigger = np.empty(2 * stack.shape[0], dtype=np.int64)
                 bigger[:top] = stack[:top]
                 stack = bigger
-            stack[top] = kid[node]
-            stack[top + 1] = kid[node] + 1
+            stack[top] = links[node, 0]
+            stack[top + 1] = links[node, 0] + 1
             top += 2
         out_t[r] = best if bk >= 0 else np.inf
         out_k[r] = bk
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class RayHit:
     """Outcome of :func:`ray_cast` (arrays gain a leading batch axis for batched rays).
 

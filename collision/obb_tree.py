@@ -372,10 +372,15 @@ class OBBTree:
     closed : bool
         Every edge is shared by exactly two faces with opposite directions:
         a closed, consistently oriented surface (required for containment).
+    nodes : (N, 16) float64
+        Packed node rows: centre (0:3), axes row-major (3:12), half extents
+        (12:15), size = largest half extent (15). ``centers``, ``axes`` and
+        ``half_extents`` are views into it.
+    links : (N, 3) int64
+        Packed ``child, start, count`` (the three attributes are views).
+    arrays : tuple
+        ``(nodes, links, triangles)``, what the query kernels take.
     """
-
-    # Keep these names in the order the query kernels take them.
-    ARRAYS = ("centers", "axes", "half_extents", "child", "start", "count", "triangles")
 
     def __init__(self, vertices, faces=None, fit="vertex", leaf_size=1):
         if faces is None and hasattr(vertices, "faces") and hasattr(vertices, "vertices"):
@@ -401,11 +406,25 @@ class OBBTree:
         self.fit = fit
         self.leaf_size = int(leaf_size)
         tv = np.ascontiguousarray(self.vertices[self.faces])
-        (self.centers, self.axes, self.half_extents, self.child,
-         self.start, self.count, self.tri_index) = _build_kernel(tv, self.leaf_size, _FIT_CODE[fit])
+        centers, axes, halfs, child, start, count, self.tri_index = _build_kernel(
+            tv, self.leaf_size, _FIT_CODE[fit])
+        n = len(child)
+        # Packed layout walked by the kernels (one row per node, few arguments
+        # per call); the named attributes are views into it.
+        self.nodes = np.empty((n, 16))
+        self.nodes[:, 0:3] = centers
+        self.nodes[:, 3:12] = axes.reshape(n, 9)
+        self.nodes[:, 12:15] = halfs
+        self.links = np.ascontiguousarray(np.stack([child, start, count], axis=1))
+        self.centers = self.nodes[:, 0:3]
+        self.axes = self.nodes[:, 3:12].reshape(n, 3, 3)
+        self.half_extents = self.nodes[:, 12:15]
+        self.child, self.start, self.count = self.links[:, 0], self.links[:, 1], self.links[:, 2]
         self.triangles = np.ascontiguousarray(tv[self.tri_index])
         if fit == "hull":
             self._refit_hull()
+        self.nodes[:, 15] = self.half_extents.max(axis=1)  # node size, for the descent rule
+        self.arrays = (self.nodes, self.links, self.triangles)
         self._closed = None
         self._component_vertices = None
 
@@ -450,11 +469,6 @@ class OBBTree:
                 continue  # flat node: keep the covariance box
             box = OBB.from_triangles(pts[hull.simplices])
             self.centers[node], self.axes[node], self.half_extents[node] = box.center, box.axes, box.half_extents
-
-    @property
-    def arrays(self):
-        """The flat arrays a query kernel walks, in :attr:`ARRAYS` order."""
-        return tuple(getattr(self, name) for name in self.ARRAYS)
 
     @property
     def node_count(self):
