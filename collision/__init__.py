@@ -25,12 +25,11 @@ from .closest_pair import (
     closest_pt_line_line,
     closest_pt_segment_segment,
     closest_pt_segment_triangle,
-    closest_pt_triangle_triangle,
 )
 from .convex import ConvexPolyhedron, closest_pt_point_convex
 from .obb import OBB, test_obb_obb
 from .segment2d import intersect_segment_segment_2d, signed_2d_tri_area
-from .triangle import intersect_triangle_triangle, test_triangle_triangle
+from .triangle import closest_pt_triangle_triangle, intersect_triangle_triangle, test_triangle_triangle
 
 __all__ = [
     "closest_pt_point_plane",

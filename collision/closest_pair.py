@@ -1,7 +1,7 @@
-"""Closest points between two primitives: lines, segments, triangles.
+"""Closest points between two primitives: lines, segments, segment and triangle.
 
 Ericson, *Real-Time Collision Detection* (RTCD), sections 5.1.8 to 5.1.10
-(seed 000). All inputs are ``(..., 3)`` and broadcast; each result has the
+(seed 000). Two triangles are in :mod:`collision.triangle`. All inputs are ``(..., 3)`` and broadcast; each result has the
 broadcast leading shape.
 """
 
@@ -16,7 +16,6 @@ __all__ = [
     "closest_pt_line_line",
     "closest_pt_segment_segment",
     "closest_pt_segment_triangle",
-    "closest_pt_triangle_triangle",
 ]
 
 # Two directions count as parallel when |d1 x d2|^2 <= PARALLEL_EPS * |d1|^2 |d2|^2,
@@ -149,28 +148,6 @@ def closest_pt_segment_triangle_t(p, q, a, b, c):
 
 
 @njit
-def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
-    """Closest points of two triangles on tuples; ``(c_a, c_b, dist2)``.
-
-    RTCD 5.1.10 closing remark: for two triangles, the closest pair is found
-    among the six edge-against-triangle queries (an intersection shows up as
-    a piercing edge with distance zero).
-    """
-    ca, cb, best = closest_pt_segment_triangle_t(a0, a1, b0, b1, b2)
-    ea = ((a1, a2), (a2, a0))
-    for e in ea:
-        x, y, d = closest_pt_segment_triangle_t(e[0], e[1], b0, b1, b2)
-        if d < best:
-            ca, cb, best = x, y, d
-    eb = ((b0, b1), (b1, b2), (b2, b0))
-    for e in eb:
-        y, x, d = closest_pt_segment_triangle_t(e[0], e[1], a0, a1, a2)
-        if d < best:
-            ca, cb, best = x, y, d
-    return ca, cb, best
-
-
-@njit
 def _line_batch(p1, q1, p2, q2, c1, c2, s, t, segments):
     for i in range(p1.shape[0]):
         if segments:
@@ -267,38 +244,4 @@ def closest_pt_segment_triangle(p, q, a, b, c):
     )
     c1, c2 = np.empty_like(p), np.empty_like(p)
     _segment_triangle_batch(p, q, a, b, c, c1, c2)
-    return unbatch(c1, lead), unbatch(c2, lead)
-
-
-@njit
-def _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2):
-    for i in range(a0.shape[0]):
-        x, y, _ = closest_pt_triangle_triangle_t(
-            v.row(a0, i), v.row(a1, i), v.row(a2, i), v.row(b0, i), v.row(b1, i), v.row(b2, i))
-        v.store(c1, i, x)
-        v.store(c2, i, y)
-
-
-def closest_pt_triangle_triangle(a0, a1, a2, b0, b1, b2):
-    """Closest points of the triangles ``a0 a1 a2`` and ``b0 b1 b2``.
-
-    RTCD 5.1.10: the minimum over the six edge-against-triangle queries. For
-    intersecting triangles both points are one point of the intersection.
-
-    Parameters
-    ----------
-    a0, a1, a2, b0, b1, b2 : (..., 3) float64
-
-    Returns
-    -------
-    c1 : (..., 3) float64
-        Closest point on triangle A.
-    c2 : (..., 3) float64
-        Closest point on triangle B.
-    """
-    (a0, a1, a2, b0, b1, b2), lead = broadcast_batch(
-        [(n, x, (3,)) for n, x in zip(("a0", "a1", "a2", "b0", "b1", "b2"), (a0, a1, a2, b0, b1, b2))]
-    )
-    c1, c2 = np.empty_like(a0), np.empty_like(a0)
-    _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2)
     return unbatch(c1, lead), unbatch(c2, lead)

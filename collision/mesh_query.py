@@ -12,6 +12,7 @@ are returned in world coordinates.
 """
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +20,9 @@ import numpy as np
 from . import _vec as v
 from ._jit import njit
 from ._validate import broadcast_batch
-from .closest_pair import closest_pt_triangle_triangle_t
 from .obb import OBB_EPSILON
 from .obb_tree import OBBTree
-from .triangle import intersect_triangle_triangle_t, test_triangle_triangle_t
+from .triangle import closest_pt_triangle_triangle_t, intersect_triangle_triangle_t, test_triangle_triangle_t
 
 __all__ = ["CollideResult", "DistanceResult", "RayHit", "collide", "distance", "within", "ray_cast"]
 
@@ -316,21 +316,26 @@ def pose_status(pa, pb):
 
 
 @njit
-def collide_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, first_contact, want_segments):
-    """All intersecting triangle pairs (leaf positions) and their segments (A's model frame).
+def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, index_b, pa, pb,
+                   first_contact, want_segments, pairs_out, segs_out):
+    """All intersecting triangle pairs of two posed trees.
 
-    Returns ``(status, pairs (k, 2), segments (k, 2, 3), box_tests, tri_tests, roots_overlap)``;
+    Writes face-index pairs into ``pairs_out (cap, 2)`` and world-frame
+    intersection segments into ``segs_out (cap, 2, 3)`` (the caller's scratch
+    buffers: returning fresh arrays would cost more than a small query). If
+    more than ``cap`` pairs exist, the count is still exact and the caller
+    retries with larger buffers.
+
+    Returns ``(status, n_pairs, box_tests, tri_tests, roots_overlap)``;
     ``status`` is :func:`pose_status`.
     """
-    pairs = np.empty((0, 2), dtype=np.int64)
-    segs = np.empty((0, 2, 3))
     status = pose_status(pa, pb)
     if status:
-        return status, pairs, segs, 0, 0, False
+        return status, 0, 0, 0, False
     r, t = _relative_t(pa, pb)
     if not boxes_overlap(nodes_a, 0, nodes_b, 0, r, t):
-        return 0, pairs, segs, 1, 0, False
-    cap = 0
+        return 0, 0, 1, 0, False
+    cap = pairs_out.shape[0]
     n = 0
     box_tests = 1
     tri_tests = 0
@@ -352,24 +357,17 @@ def collide_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, fir
                     tri_tests += 1
                     if not test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
                         continue
-                    if n == cap:
-                        cap = max(16, 2 * cap)
-                        p2 = np.empty((cap, 2), dtype=np.int64)
-                        p2[:n] = pairs[:n]
-                        pairs = p2
-                        s2 = np.empty((cap, 2, 3))
-                        s2[:n] = segs[:n]
-                        segs = s2
-                    pairs[n, 0] = i
-                    pairs[n, 1] = j
-                    if want_segments:
-                        p, q = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
-                        for k in range(3):
-                            segs[n, 0, k] = p[k]
-                            segs[n, 1, k] = q[k]
+                    if n < cap:
+                        pairs_out[n, 0] = index_a[i]
+                        pairs_out[n, 1] = index_b[j]
+                        if want_segments:
+                            p, q = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+                            for k in range(3):  # A's model frame to world
+                                segs_out[n, 0, k] = pa[k, 0] * p[0] + pa[k, 1] * p[1] + pa[k, 2] * p[2] + pa[k, 3]
+                                segs_out[n, 1, k] = pa[k, 0] * q[0] + pa[k, 1] * q[1] + pa[k, 2] * q[2] + pa[k, 3]
                     n += 1
                     if first_contact:
-                        return 0, pairs[:n], segs[:n], box_tests, tri_tests, True
+                        return 0, n, box_tests, tri_tests, True
             continue
         # Test the two child pairs here and push only the overlapping ones.
         if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
@@ -386,7 +384,7 @@ def collide_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, fir
                 stack, top = _push(stack, top, na, c + 1)
             if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
                 stack, top = _push(stack, top, na, c)
-    return 0, pairs[:n], segs[:n], box_tests, tri_tests, True
+    return 0, n, box_tests, tri_tests, True
 
 
 @njit
@@ -575,24 +573,59 @@ def collide(tree_a, pose_a, tree_b, pose_b, first_contact=False, containment=Tru
     -------
     CollideResult
     """
-    tree_a = _tree(tree_a, "tree_a")
-    tree_b = _tree(tree_b, "tree_b")
-    pa = _as_pose(pose_a, "pose_a")
-    pb = _as_pose(pose_b, "pose_b")
-    status, pairs, segs, box_tests, tri_tests, roots = collide_kernel(
-        *tree_a.arrays, *tree_b.arrays, pa, pb, first_contact, not first_contact)
+    if type(tree_a) is not OBBTree:
+        _tree(tree_a, "tree_a")
+    if type(tree_b) is not OBBTree:
+        _tree(tree_b, "tree_b")
+    pa = pose_a if type(pose_a) is np.ndarray and pose_a.dtype == _F64 and pose_a.shape == (4, 4) \
+        else _as_pose(pose_a, "pose_a")
+    pb = pose_b if type(pose_b) is np.ndarray and pose_b.dtype == _F64 and pose_b.shape == (4, 4) \
+        else _as_pose(pose_b, "pose_b")
+    scratch = _scratch()
+    while True:
+        pairs_buf, segs_buf = scratch.pairs, scratch.segs
+        status, n, box_tests, tri_tests, roots = collide_kernel(
+            *tree_a.query_arrays, *tree_b.query_arrays, pa, pb, first_contact, not first_contact,
+            pairs_buf, segs_buf)
+        if n <= len(pairs_buf):
+            break
+        scratch.grow(n)
     if status:
         _raise_pose(status)
     contained = None
     checked = containment and (tree_a.closed or tree_b.closed)
-    if checked and roots and len(pairs) == 0:
-        contained = _containment(tree_a, pa, tree_b, pb)
-    if len(pairs):
-        pairs = np.stack([tree_a.tri_index[pairs[:, 0]], tree_b.tri_index[pairs[:, 1]]], axis=1)
-        if not first_contact:
-            segs = segs @ pa[:3, :3].T + pa[:3, 3]
-    return CollideResult(len(pairs) > 0 or contained is not None, pairs, segs,
+    if n:
+        pairs = pairs_buf[:n].copy()
+        segs = segs_buf[:n].copy() if not first_contact else _NO_SEGS
+    else:
+        pairs, segs = _NO_PAIRS, _NO_SEGS
+        if checked and roots:
+            contained = _containment(tree_a, pa, tree_b, pb)
+    return CollideResult(n > 0 or contained is not None, pairs, segs,
                          box_tests, tri_tests, contained, checked)
+
+
+class _Scratch(threading.local):
+    """Per-thread output buffers of :func:`collide_kernel`."""
+
+    def __init__(self):
+        self.grow(256)
+
+    def grow(self, n):
+        self.pairs = np.empty((2 * n, 2), dtype=np.int64)
+        self.segs = np.empty((2 * n, 2, 3))
+
+
+_SCRATCH = _Scratch()
+_F64 = np.dtype(np.float64)
+_NO_PAIRS = np.empty((0, 2), dtype=np.int64)
+_NO_PAIRS.flags.writeable = False
+_NO_SEGS = np.empty((0, 2, 3))
+_NO_SEGS.flags.writeable = False
+
+
+def _scratch():
+    return _SCRATCH
 
 
 # ---------------------------------------------------------------------------

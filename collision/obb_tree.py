@@ -379,7 +379,8 @@ class OBBTree:
     links : (N, 3) int64
         Packed ``child, start, count`` (the three attributes are views).
     arrays : tuple
-        ``(nodes, links, triangles)``, what the query kernels take.
+        ``(nodes, links, triangles)``, what the query kernels take;
+        ``query_arrays`` adds ``tri_index``.
     """
 
     def __init__(self, vertices, faces=None, fit="vertex", leaf_size=1):
@@ -425,6 +426,7 @@ class OBBTree:
             self._refit_hull()
         self.nodes[:, 15] = self.half_extents.max(axis=1)  # node size, for the descent rule
         self.arrays = (self.nodes, self.links, self.triangles)
+        self.query_arrays = self.arrays + (self.tri_index,)
         self._closed = None
         self._component_vertices = None
 

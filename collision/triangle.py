@@ -1,4 +1,4 @@
-"""Triangle-triangle overlap by separating axes, and the intersection segment.
+"""Triangle pairs: overlap by separating axes, the intersection segment, closest points.
 
 The test is the separating-axis test of RTCD 5.2.1 and 4.4 applied to two
 triangles, as RAPID does it: 17 candidate axes, the two face normals, the nine
@@ -19,17 +19,26 @@ import numpy as np
 from . import _vec as v
 from ._jit import njit
 from ._validate import broadcast_batch, unbatch
-from .closest_pair import closest_pt_triangle_triangle_t
+from .closest_pair import closest_pt_segment_segment_t, closest_pt_segment_triangle_t
+from .closest_point import closest_pt_point_triangle_t
 
-__all__ = ["test_triangle_triangle", "intersect_triangle_triangle"]
+__all__ = ["test_triangle_triangle", "intersect_triangle_triangle", "closest_pt_triangle_triangle"]
 
 # Squared sine below which two unit edge directions count as parallel.
 PARALLEL_SIN2 = 1e-18
 
+# Relative size of a gap that rounding can fake: projections must be apart by
+# more than COPLANAR_EPS * |m| * (size of the pair) to separate on axis m. For
+# (near-)coplanar triangles the normal and edge-cross axes project both
+# triangles to almost the same value, and without this margin rounding alone
+# would separate overlapping coplanar triangles.
+COPLANAR_EPS = 1e-12
+
 
 @njit(inline="always")
-def _separated_on(m, a0, a1, a2, b0, b1, b2):
-    """True when the projections of the two triangles on ``m`` do not meet."""
+def _separated_on(m, a0, a1, a2, b0, b1, b2, size):
+    """True when the projections of the two triangles on ``m`` are apart by more than rounding."""
+    tol = COPLANAR_EPS * size * v.norm(m)
     pa0 = v.dot(m, a0)
     pa1 = v.dot(m, a1)
     pa2 = v.dot(m, a2)
@@ -40,7 +49,7 @@ def _separated_on(m, a0, a1, a2, b0, b1, b2):
     amax = max(pa0, max(pa1, pa2))
     bmin = min(pb0, min(pb1, pb2))
     bmax = max(pb0, max(pb1, pb2))
-    return amin > bmax or bmin > amax
+    return amin > bmax + tol or bmin > amax + tol
 
 
 @njit(inline="always")
@@ -66,9 +75,16 @@ def test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     eb = (_unit(v.sub(b1, b0)), _unit(v.sub(b2, b1)), _unit(v.sub(b0, b2)))
     na = v.cross(ea[0], v.sub((0.0, 0.0, 0.0), ea[2]))
     nb = v.cross(eb[0], v.sub((0.0, 0.0, 0.0), eb[2]))
-    if _separated_on(na, a0, a1, a2, b0, b1, b2):
+    if v.norm2(na) <= PARALLEL_SIN2 or v.norm2(nb) <= PARALLEL_SIN2:
+        # A degenerate triangle (a segment or a point) has no normal and its
+        # zero-length edges give no axes: decide by exact closest points.
+        _, _, d2 = _touch_point_t(a0, a1, a2, b0, b1, b2)
+        scale = max(v.norm2(a1), max(v.norm2(a2), max(v.norm2(b0), max(v.norm2(b1), v.norm2(b2)))))
+        return d2 <= 1e-30 * max(scale, 1e-300)
+    size = math.sqrt(max(v.norm2(a1), max(v.norm2(a2), max(v.norm2(b0), max(v.norm2(b1), v.norm2(b2))))))
+    if _separated_on(na, a0, a1, a2, b0, b1, b2, size):
         return False
-    if _separated_on(nb, a0, a1, a2, b0, b1, b2):
+    if _separated_on(nb, a0, a1, a2, b0, b1, b2, size):
         return False
     pa = (a0, a1, a2)
     pb = (b0, b1, b2)
@@ -82,12 +98,12 @@ def test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
                 m = v.cross(ea[i], v.cross(ea[i], w))
                 if v.norm2(m) <= PARALLEL_SIN2 * v.norm2(w):
                     continue
-            if _separated_on(m, a0, a1, a2, b0, b1, b2):
+            if _separated_on(m, a0, a1, a2, b0, b1, b2, size):
                 return False
     for i in range(3):
-        if _separated_on(v.cross(na, ea[i]), a0, a1, a2, b0, b1, b2):
+        if _separated_on(v.cross(na, ea[i]), a0, a1, a2, b0, b1, b2, size):
             return False
-        if _separated_on(v.cross(nb, eb[i]), a0, a1, a2, b0, b1, b2):
+        if _separated_on(v.cross(nb, eb[i]), a0, a1, a2, b0, b1, b2, size):
             return False
     return True
 
@@ -186,19 +202,44 @@ def _clip_polygon(poly, n, a, b, normal):
 
 
 @njit
+def _touch_point_t(a0, a1, a2, b0, b1, b2):
+    """Closest pair over the six edge-against-triangle queries (RTCD 5.1.10).
+
+    Used where the plane-interval construction has nothing to offer:
+    degenerate triangles, and contacts that rounding reduced to a point.
+    Returns ``(c_a, c_b, dist2)``.
+    """
+    ca, cb, best = closest_pt_segment_triangle_t(a0, a1, b0, b1, b2)
+    ea = ((a1, a2), (a2, a0))
+    for e in ea:
+        x, y, d = closest_pt_segment_triangle_t(e[0], e[1], b0, b1, b2)
+        if d < best:
+            ca, cb, best = x, y, d
+    eb = ((b0, b1), (b1, b2), (b2, b0))
+    for e in eb:
+        y, x, d = closest_pt_segment_triangle_t(e[0], e[1], a0, a1, a2)
+        if d < best:
+            ca, cb, best = x, y, d
+    return ca, cb, best
+
+
+@njit
 def intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     """Intersection segment of two triangles known to intersect: ``(p, q)``."""
     na = v.cross(v.sub(a1, a0), v.sub(a2, a0))
     nb = v.cross(v.sub(b1, b0), v.sub(b2, b0))
     if v.norm2(na) == 0.0 or v.norm2(nb) == 0.0:
         # A degenerate triangle is a segment or point: its contact point.
-        ca, cb, _ = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        ca, cb, _ = _touch_point_t(a0, a1, a2, b0, b1, b2)
         return ca, ca
     da0 = v.dot(nb, v.sub(a0, b0))
     da1 = v.dot(nb, v.sub(a1, b0))
     da2 = v.dot(nb, v.sub(a2, b0))
     line = v.cross(na, nb)
-    if (da0 == 0.0 and da1 == 0.0 and da2 == 0.0) or v.norm2(line) == 0.0:
+    size = math.sqrt(max(v.norm2(v.sub(a1, a0)), max(v.norm2(v.sub(a2, a0)), max(
+        v.norm2(v.sub(b0, a0)), max(v.norm2(v.sub(b1, a0)), v.norm2(v.sub(b2, a0)))))))
+    flat = COPLANAR_EPS * size * v.norm(nb)
+    if (abs(da0) <= flat and abs(da1) <= flat and abs(da2) <= flat) or v.norm2(line) == 0.0:
         return _coplanar_segment(a0, a1, a2, b0, b1, b2, na)
     db0 = v.dot(na, v.sub(b0, a0))
     db1 = v.dot(na, v.sub(b1, a0))
@@ -206,13 +247,13 @@ def intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     pa_lo, pa_hi, sa_lo, sa_hi, ca = _plane_crossing(a0, a1, a2, da0, da1, da2, line)
     pb_lo, pb_hi, sb_lo, sb_hi, cb = _plane_crossing(b0, b1, b2, db0, db1, db2, line)
     if ca == 0 or cb == 0:
-        c1, c2, _ = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        c1, c2, _ = _touch_point_t(a0, a1, a2, b0, b1, b2)
         return c1, c1
     p = pa_lo if sa_lo >= sb_lo else pb_lo
     q = pa_hi if sa_hi <= sb_hi else pb_hi
     if min(sa_hi, sb_hi) < max(sa_lo, sb_lo):
         # Touching within rounding: a single point.
-        c1, c2, _ = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        c1, c2, _ = _touch_point_t(a0, a1, a2, b0, b1, b2)
         return c1, c1
     return p, q
 
@@ -234,7 +275,7 @@ def _coplanar_segment(a0, a1, a2, b0, b1, b2, na):
         if n == 0:
             break
     if n == 0:
-        c1, c2, _ = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        c1, c2, _ = _touch_point_t(a0, a1, a2, b0, b1, b2)
         return c1, c1
     best = -1.0
     p = (poly[0, 0], poly[0, 1], poly[0, 2])
@@ -277,3 +318,78 @@ def intersect_triangle_triangle(t1, t2):
         return None
     p, q = intersect_triangle_triangle_t(*a, *b)
     return np.array([p, q])
+
+
+# ---------------------------------------------------------------------------
+# Closest points
+# ---------------------------------------------------------------------------
+
+
+@njit
+def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+    """Closest points of two triangles on tuples; ``(c_a, c_b, dist2)``.
+
+    RTCD 5.1.10 (closing remark): intersecting triangles are at distance 0 (a
+    point of their intersection segment is returned); otherwise the closest
+    pair is a vertex against the other triangle or an edge against an edge:
+    six point-triangle and nine segment-segment queries.
+    """
+    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+        p, _ = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        return p, p, 0.0
+    pa = (a0, a1, a2)
+    pb = (b0, b1, b2)
+    ca = a0
+    cb = closest_pt_point_triangle_t(a0, b0, b1, b2)
+    best = v.norm2(v.sub(ca, cb))
+    for k in range(1, 3):
+        y = closest_pt_point_triangle_t(pa[k], b0, b1, b2)
+        d = v.norm2(v.sub(pa[k], y))
+        if d < best:
+            ca, cb, best = pa[k], y, d
+    for k in range(3):
+        x = closest_pt_point_triangle_t(pb[k], a0, a1, a2)
+        d = v.norm2(v.sub(pb[k], x))
+        if d < best:
+            ca, cb, best = x, pb[k], d
+    for i in range(3):
+        for j in range(3):
+            x, y, _, _ = closest_pt_segment_segment_t(pa[i], pa[(i + 1) % 3], pb[j], pb[(j + 1) % 3])
+            d = v.norm2(v.sub(x, y))
+            if d < best:
+                ca, cb, best = x, y, d
+    return ca, cb, best
+
+
+@njit
+def _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2):
+    for i in range(a0.shape[0]):
+        x, y, _ = closest_pt_triangle_triangle_t(
+            v.row(a0, i), v.row(a1, i), v.row(a2, i), v.row(b0, i), v.row(b1, i), v.row(b2, i))
+        v.store(c1, i, x)
+        v.store(c2, i, y)
+
+
+def closest_pt_triangle_triangle(a0, a1, a2, b0, b1, b2):
+    """Closest points of the triangles ``a0 a1 a2`` and ``b0 b1 b2``.
+
+    RTCD 5.1.10: the minimum over the six edge-against-triangle queries. For
+    intersecting triangles both points are one point of the intersection.
+
+    Parameters
+    ----------
+    a0, a1, a2, b0, b1, b2 : (..., 3) float64
+
+    Returns
+    -------
+    c1 : (..., 3) float64
+        Closest point on triangle A.
+    c2 : (..., 3) float64
+        Closest point on triangle B.
+    """
+    (a0, a1, a2, b0, b1, b2), lead = broadcast_batch(
+        [(n, x, (3,)) for n, x in zip(("a0", "a1", "a2", "b0", "b1", "b2"), (a0, a1, a2, b0, b1, b2))]
+    )
+    c1, c2 = np.empty_like(a0), np.empty_like(a0)
+    _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2)
+    return unbatch(c1, lead), unbatch(c2, lead)
