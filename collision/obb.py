@@ -16,10 +16,14 @@ from ._validate import as_array
 
 __all__ = ["OBB", "test_obb_obb", "covariance_frame"]
 
-# RTCD 4.4.1 adds this to every |R_ij|: when two edges are near parallel their
-# cross product is near zero and the rounding in R can make an overlapping pair
-# look separated on that axis. The epsilon makes those axes conservative.
-OBB_EPSILON = 1e-9
+# RTCD 4.4.1 adds an epsilon to every |R_ij|: when two edges are near parallel
+# their cross product is near zero, and the rounding in R could make an
+# overlapping pair look separated on that axis. The book's value suits single
+# precision; in double the rounding in R is ~1e-16, so 1e-12 keeps the test
+# safe with a margin of 10^4 while staying tight: on the cross axis of two
+# edges at angle theta the test errs towards overlap by about
+# eps * extent / sin(theta) (2e-7 of the extent at theta = 1e-5).
+OBB_EPSILON = 1e-12
 
 
 def covariance_frame(points, weights=None, cov=None):
@@ -232,9 +236,10 @@ def test_obb_obb(a, b, eps=OBB_EPSILON, return_axis=False):
     The 15 candidate axes are the three face normals of each box and the nine
     cross products of an edge of A with an edge of B. Following the book,
     ``eps`` is added to every ``|R_ij|`` so that near-parallel edges, whose cross
-    product is almost zero, cannot report a false separation (seed 001); the
-    test is therefore conservative by about ``eps * extent``. Touching boxes
-    overlap (closed boxes).
+    product is almost zero, cannot report a false separation (seed 001). The
+    test is therefore conservative: it may report boxes closer than about
+    ``eps * extent / sin(theta)`` as overlapping, ``theta`` being the angle of
+    the most nearly parallel pair of edges. Touching boxes overlap (closed boxes).
 
     Parameters
     ----------
