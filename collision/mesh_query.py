@@ -133,15 +133,24 @@ def _relative_t(pa, pb):
 
 
 @njit(inline="always")
-def _node_pair_frame(na_row, nb_row, r, t):
-    """B's box expressed in A's box frame: the nine ``A_i . B_j`` and the centre offset."""
-    a0 = (na_row[3], na_row[4], na_row[5])
-    a1 = (na_row[6], na_row[7], na_row[8])
-    a2 = (na_row[9], na_row[10], na_row[11])
-    bw0 = _apply(r, (0.0, 0.0, 0.0), (nb_row[3], nb_row[4], nb_row[5]))
-    bw1 = _apply(r, (0.0, 0.0, 0.0), (nb_row[6], nb_row[7], nb_row[8]))
-    bw2 = _apply(r, (0.0, 0.0, 0.0), (nb_row[9], nb_row[10], nb_row[11]))
-    d = v.sub(_apply(r, t, (nb_row[0], nb_row[1], nb_row[2])), (na_row[0], na_row[1], na_row[2]))
+def _node_pair_frame(nodes_a, na, nodes_b, nb, r, t):
+    """B's box expressed in A's box frame: the centre offset and the nine ``A_i . B_j``.
+
+    Reads the node rows element by element: taking ``nodes[na]`` as a row
+    view costs numba more than the arithmetic here.
+    """
+    a0 = (nodes_a[na, 3], nodes_a[na, 4], nodes_a[na, 5])
+    a1 = (nodes_a[na, 6], nodes_a[na, 7], nodes_a[na, 8])
+    a2 = (nodes_a[na, 9], nodes_a[na, 10], nodes_a[na, 11])
+    b = (nodes_b[nb, 3], nodes_b[nb, 4], nodes_b[nb, 5])
+    bw0 = (v.dot(r[0], b), v.dot(r[1], b), v.dot(r[2], b))
+    b = (nodes_b[nb, 6], nodes_b[nb, 7], nodes_b[nb, 8])
+    bw1 = (v.dot(r[0], b), v.dot(r[1], b), v.dot(r[2], b))
+    b = (nodes_b[nb, 9], nodes_b[nb, 10], nodes_b[nb, 11])
+    bw2 = (v.dot(r[0], b), v.dot(r[1], b), v.dot(r[2], b))
+    cb = (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])
+    d = (v.dot(r[0], cb) + t[0] - nodes_a[na, 0], v.dot(r[1], cb) + t[1] - nodes_a[na, 1],
+         v.dot(r[2], cb) + t[2] - nodes_a[na, 2])
     return (v.dot(a0, d), v.dot(a1, d), v.dot(a2, d),
             v.dot(a0, bw0), v.dot(a0, bw1), v.dot(a0, bw2),
             v.dot(a1, bw0), v.dot(a1, bw1), v.dot(a1, bw2),
@@ -247,32 +256,39 @@ def _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0, ea1
 @njit
 def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
     """RTCD 4.4.1 on node ``na`` of A and node ``nb`` of B (B placed by ``r, t``)."""
-    ra = nodes_a[na]
-    rb = nodes_b[nb]
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(ra, rb, r, t)
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(nodes_a, na, nodes_b, nb, r, t)
     return _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                          ra[12], ra[13], ra[14], rb[12], rb[13], rb[14])
+                          nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14],
+                          nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
 
 
 @njit
-def boxes_gap(nodes_a, na, nodes_b, nb, r, t):
+def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
     """Lower bound of the distance between two node boxes.
 
-    The best of the 15 SAT axes and of the centre-to-centre direction, which
-    is close to the true separating direction once boxes are small compared
-    with their distance (where the SAT axes alone can be off by sqrt 3).
+    First the bounding spheres (centre distance minus radii): cheap, and when
+    that already reaches ``enough`` (the best distance so far) the pair is
+    pruned. Otherwise the best of the 15 SAT axes and of the centre-to-centre
+    direction, which is close to the true separating direction once boxes are
+    small compared with their distance (where the SAT axes alone can be off
+    by sqrt 3).
     """
-    ra = nodes_a[na]
-    rb = nodes_b[nb]
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(ra, rb, r, t)
-    g = _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                   ra[12], ra[13], ra[14], rb[12], rb[13], rb[14])
+    d = v.sub(_apply(r, t, (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])),
+              (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))
+    g = v.norm(d) - nodes_a[na, 15] - nodes_b[nb, 15]
+    if g >= enough:
+        return g
+    ea = (nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14])
+    eb = (nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(nodes_a, na, nodes_b, nb, r, t)
+    g = max(g, _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                          ea[0], ea[1], ea[2], eb[0], eb[1], eb[2]))
     dist = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
     if dist > 0.0:
         u0, u1, u2 = t0 / dist, t1 / dist, t2 / dist
-        rad_a = ra[12] * abs(u0) + ra[13] * abs(u1) + ra[14] * abs(u2)
-        rad_b = (rb[12] * abs(r00 * u0 + r10 * u1 + r20 * u2) + rb[13] * abs(r01 * u0 + r11 * u1 + r21 * u2)
-                 + rb[14] * abs(r02 * u0 + r12 * u1 + r22 * u2))
+        rad_a = ea[0] * abs(u0) + ea[1] * abs(u1) + ea[2] * abs(u2)
+        rad_b = (eb[0] * abs(r00 * u0 + r10 * u1 + r20 * u2) + eb[1] * abs(r01 * u0 + r11 * u1 + r21 * u2)
+                 + eb[2] * abs(r02 * u0 + r12 * u1 + r22 * u2))
         g = max(g, dist - rad_a - rad_b)
     return g
 
@@ -284,7 +300,7 @@ def _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
         return True
     if links_a[na, 0] < 0:
         return False
-    return nodes_a[na, 15] >= nodes_b[nb, 15]
+    return nodes_a[na, 15] >= nodes_b[nb, 15]  # bounding-sphere radii
 
 
 @njit
@@ -411,13 +427,12 @@ def _ray_hits_triangle(o, d, a, b, c):
 @njit
 def _ray_box_interval(o, d, nodes, node):
     """Slab test of a ray against a node box: ``(t_enter, t_exit)``."""
-    row = nodes[node]
     t0 = -np.inf
     t1 = np.inf
-    oc = (o[0] - row[0], o[1] - row[1], o[2] - row[2])
+    oc = (o[0] - nodes[node, 0], o[1] - nodes[node, 1], o[2] - nodes[node, 2])
     for i in range(3):
-        ax = (row[3 + 3 * i], row[4 + 3 * i], row[5 + 3 * i])
-        h = row[12 + i]
+        ax = (nodes[node, 3 + 3 * i], nodes[node, 4 + 3 * i], nodes[node, 5 + 3 * i])
+        h = nodes[node, 12 + i]
         oi = v.dot(ax, oc)
         di = v.dot(ax, d)
         if di == 0.0:
@@ -658,7 +673,7 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
     gaps = np.empty(64)
     top = 0
     stack, top = _push(stack, top, 0, 0)
-    gaps[0] = boxes_gap(nodes_a, 0, nodes_b, 0, r, t)
+    gaps[0] = boxes_gap(nodes_a, 0, nodes_b, 0, r, t, math.sqrt(best2))
     stop2 = stop_below * stop_below
     while top > 0 and best2 >= stop2:
         top -= 1
@@ -683,8 +698,9 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
         else:
             c = links_b[nb, 0]
             n0a, n0b, n1a, n1b = na, c, na, c + 1
-        g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t)
-        g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t)
+        enough = math.sqrt(best2)
+        g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t, enough)
+        g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t, enough)
         box_tests += 2
         if g0 > g1:  # visit the nearer pair first: it goes on top
             n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0

@@ -374,7 +374,7 @@ class OBBTree:
         a closed, consistently oriented surface (required for containment).
     nodes : (N, 16) float64
         Packed node rows: centre (0:3), axes row-major (3:12), half extents
-        (12:15), size = largest half extent (15). ``centers``, ``axes`` and
+        (12:15), radius of the bounding sphere (15). ``centers``, ``axes`` and
         ``half_extents`` are views into it.
     links : (N, 3) int64
         Packed ``child, start, count`` (the three attributes are views).
@@ -424,7 +424,7 @@ class OBBTree:
         self.triangles = np.ascontiguousarray(tv[self.tri_index])
         if fit == "hull":
             self._refit_hull()
-        self.nodes[:, 15] = self.half_extents.max(axis=1)  # node size, for the descent rule
+        self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
         self.arrays = (self.nodes, self.links, self.triangles)
         self.query_arrays = self.arrays + (self.tri_index,)
         self._closed = None
