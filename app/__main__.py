@@ -1,20 +1,31 @@
-"""``python3 -m app``: the application's command line.
+"""``python3 -m app``: the viewer on the default scene, or a headless run.
 
-The first run sets up ``.venv`` (see :mod:`app._bootstrap`). Until the viewer
-lands, the command reports what the library can do by running each kind of
-query once on a small built-in scene and printing the answers.
+The first run sets up ``.venv`` (see :mod:`app._bootstrap`). The display is
+decided before pyglet is imported (pyglet connects to the display on import):
+``--headless`` or no ``DISPLAY`` renders offscreen through EGL.
 """
 
 import argparse
+import json
+import os
 import sys
 
 
 def _parser():
     p = argparse.ArgumentParser(
         prog="python3 -m app",
-        description="Real-time rigid-body collision detection: library demo (the viewer is not built yet).",
+        description="Real-time rigid-body collision detection viewer: OBB trees, contacts, intersection curves.",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed of the demo shapes")
+    p.add_argument("--mesh", action="append", default=[], metavar="PATH",
+                   help="add a mesh file as a body (repeatable; any format trimesh reads)")
+    p.add_argument("--empty", action="store_true", help="start without the default scene")
+    p.add_argument("--headless", action="store_true", help="render offscreen (EGL), no window")
+    p.add_argument("--frames", type=int, default=None, help="run this many frames, then exit")
+    p.add_argument("--screenshot", metavar="PNG", help="save the last frame as a PNG")
+    p.add_argument("--report", metavar="JSON", help="write per-frame timings, counts and final poses")
+    p.add_argument("--scripted", metavar="JSON", help="timed input actions (see app/viewer/window.py)")
+    p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
+    p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
     return p
 
 
@@ -39,23 +50,75 @@ def demo(seed=0, out=sys.stdout):
     w(f"  vector symbol: C = {vs.C} (sum I = {int(np.sum(vs.I))}, E_ab = {vs.E_ab}, E_ba = {vs.E_ba})\n")
     oa, ob = c.OBB.from_points(a.vertices), c.OBB.from_points(b.vertices)
     w(f"  OBBs by covariance: volumes {oa.volume:.3f} and {ob.volume:.3f}, overlap {c.test_obb_obb(oa, ob)}\n")
-    p = np.zeros(3)
-    w(f"  closest point of A to the origin: {np.round(c.closest_pt_point_convex(p, a.vertices), 6)}\n")
+    w(f"  closest point of A to the origin: {np.round(c.closest_pt_point_convex(np.zeros(3), a.vertices), 6)}\n")
     t1 = rng.normal(size=(3, 3))
     t2 = rng.normal(size=(3, 3))
     c1, c2 = c.closest_pt_triangle_triangle(*t1, *t2)
     w(f"\ntwo random triangles: intersect {c.test_triangle_triangle(t1, t2)}, "
       f"distance {np.linalg.norm(c1 - c2):.6f}\n")
-    seg = c.intersect_triangle_triangle(t1, t2)
-    if seg is not None:
-        w(f"  intersection segment {np.round(seg, 4).tolist()}\n")
-    w("\nThe viewer (meshes, OBB trees, live contacts) is not built yet; "
-      "run the tests with: python3 -m tests\n")
+
+
+def _no_display():
+    return sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and \
+        not os.environ.get("WAYLAND_DISPLAY")
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    demo(args.seed)
+    if args.demo:
+        demo()
+        return 0
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        print(f"--size: expected WIDTHxHEIGHT, got {args.size!r}", file=sys.stderr)
+        return 2
+    headless = args.headless
+    if not headless and _no_display():
+        print("No display found (DISPLAY is not set), so no window can open.\n"
+              "  For a window: run on a desktop, or under a virtual one: xvfb-run -a python3 -m app\n"
+              "  Falling back to --headless: rendering 120 frames offscreen to viewer.png", file=sys.stderr)
+        headless = True
+        args.frames = args.frames or 120
+        args.screenshot = args.screenshot or "viewer.png"
+    if headless:
+        os.environ["PYGLET_HEADLESS"] = "1"
+        os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+        args.frames = args.frames or 60
+
+    from .scene import default_scene
+    from .viewer.session import Session
+    from .world import World
+
+    world = World([]) if args.empty else default_scene()
+    session = Session(world)
+    for path in args.mesh:
+        session.add_mesh(path)
+    session.frame_camera()
+    script = None
+    if args.scripted:
+        try:
+            with open(args.scripted) as fh:
+                script = json.load(fh)
+            if not isinstance(script, list):
+                raise ValueError("expected a JSON list of actions")
+        except (OSError, ValueError) as exc:
+            print(f"{args.scripted}: cannot read the script ({exc})", file=sys.stderr)
+            return 2
+
+    if headless:
+        import pyglet
+
+        pyglet.options["headless"] = True
+    from .viewer.window import run_frames, run_interactive
+
+    if args.frames is not None:
+        run_frames(session, args.frames, width=width, height=height, script=script,
+                   screenshot=args.screenshot, report=args.report, visible=not headless)
+        if args.screenshot:
+            print(f"screenshot: {args.screenshot}")
+    else:
+        run_interactive(session, width, height)
     return 0
 
 

@@ -24,7 +24,8 @@ from .obb import OBB_EPSILON
 from .obb_tree import OBBTree
 from .triangle import closest_pt_triangle_triangle_t, intersect_triangle_triangle_t, test_triangle_triangle_t
 
-__all__ = ["CollideResult", "DistanceResult", "RayHit", "collide", "distance", "within", "ray_cast"]
+__all__ = ["CollideResult", "DistanceResult", "RayHit", "collide", "collide_trace", "distance", "within",
+           "ray_cast"]
 
 # Direction of the parity rays of the point-in-mesh test: irrational-looking so
 # that it is almost never parallel to a modelled face or edge.
@@ -401,6 +402,60 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
             if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
                 stack, top = _push(stack, top, na, c)
     return 0, n, box_tests, tri_tests, True
+
+
+@njit
+def trace_kernel(nodes_a, links_a, nodes_b, links_b, pa, pb, max_pairs, out_pairs, out_flags):
+    """The node pairs a collide traversal box-tests, in order, with their outcome.
+
+    Same descent as :func:`collide_kernel` but without the triangle tests
+    (every overlapping leaf pair is simply recorded). Returns the count
+    written (at most ``max_pairs``).
+    """
+    r, t = _relative_t(pa, pb)
+    n = 0
+    stack = np.empty((64, 2), dtype=np.int64)
+    top = 0
+    stack, top = _push(stack, top, 0, 0)
+    while top > 0 and n < max_pairs:
+        top -= 1
+        na = stack[top, 0]
+        nb = stack[top, 1]
+        ok = boxes_overlap(nodes_a, na, nodes_b, nb, r, t)
+        out_pairs[n, 0] = na
+        out_pairs[n, 1] = nb
+        out_flags[n] = ok
+        n += 1
+        if not ok or (links_a[na, 0] < 0 and links_b[nb, 0] < 0):
+            continue
+        if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+            c = links_a[na, 0]
+            stack, top = _push(stack, top, c + 1, nb)
+            stack, top = _push(stack, top, c, nb)
+        else:
+            c = links_b[nb, 0]
+            stack, top = _push(stack, top, na, c + 1)
+            stack, top = _push(stack, top, na, c)
+    return n
+
+
+def collide_trace(tree_a, pose_a, tree_b, pose_b, max_pairs=4000):
+    """The node pairs a :func:`collide` traversal tests, for debug drawing.
+
+    Returns
+    -------
+    pairs : (k, 2) int64
+        Node indices ``(node of A, node of B)`` in test order.
+    overlapped : (k,) bool
+        True where the boxes overlapped (the traversal went on), False where
+        the pair was pruned.
+    """
+    pa = _pose(pose_a, "pose_a")
+    pb = _pose(pose_b, "pose_b")
+    pairs = np.empty((max_pairs, 2), dtype=np.int64)
+    flags = np.empty(max_pairs, dtype=np.bool_)
+    n = trace_kernel(tree_a.nodes, tree_a.links, tree_b.nodes, tree_b.links, pa, pb, max_pairs, pairs, flags)
+    return pairs[:n], flags[:n]
 
 
 @njit

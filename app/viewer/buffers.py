@@ -1,0 +1,98 @@
+"""Geometry to vertex arrays, GL-free: what the renderer uploads.
+
+Everything returns float32 arrays ready for a vertex buffer: flat-shaded
+triangle lists (positions and normals), line lists for box wireframes, grids,
+axes, crosses at points. Tested without a window.
+"""
+
+import numpy as np
+
+# The 12 edges of a box as pairs of corner indices; corners are ordered by
+# the signs (-1/+1) of x, y, z in binary (corner k has x sign bit 2, y bit 1, z bit 0).
+BOX_EDGES = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [0, 2], [1, 3], [4, 6], [5, 7],
+                      [0, 4], [1, 5], [2, 6], [3, 7]])
+_SIGNS = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
+
+
+def flat_mesh(vertices, faces):
+    """Flat-shaded triangle list.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float
+    faces : (m, 3) int
+
+    Returns
+    -------
+    positions : (3m, 3) float32
+    normals : (3m, 3) float32
+        The face normal repeated on its three corners (zero for degenerate faces).
+    """
+    tri = np.asarray(vertices, float)[np.asarray(faces)]
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    ln = np.linalg.norm(n, axis=1)
+    n = np.divide(n, ln[:, None], out=np.zeros_like(n), where=ln[:, None] > 0)
+    return tri.reshape(-1, 3).astype(np.float32), np.repeat(n, 3, axis=0).astype(np.float32)
+
+
+def box_lines(centers, axes, half_extents, pose=None):
+    """Wireframes of oriented boxes as a line list.
+
+    Parameters
+    ----------
+    centers : (k, 3), axes : (k, 3, 3) rows, half_extents : (k, 3)
+    pose : (4, 4), optional
+        Model-to-world transform applied to all boxes.
+
+    Returns
+    -------
+    lines : (24 k, 3) float32
+        Pairs of points, 12 edges per box.
+    """
+    centers = np.asarray(centers, float).reshape(-1, 3)
+    axes = np.asarray(axes, float).reshape(-1, 3, 3)
+    half = np.asarray(half_extents, float).reshape(-1, 3)
+    corners = centers[:, None, :] + np.einsum("cj,kj,kjd->kcd", _SIGNS, half, axes)
+    if pose is not None:
+        corners = corners @ pose[:3, :3].T + pose[:3, 3]
+    return corners[:, BOX_EDGES.ravel()].reshape(-1, 3).astype(np.float32)
+
+
+def aabb_lines(lo, hi):
+    """Wireframes of axis-aligned boxes ``(k, 3)`` as a line list ``(24 k, 3)``."""
+    lo, hi = np.asarray(lo, float).reshape(-1, 3), np.asarray(hi, float).reshape(-1, 3)
+    eye = np.broadcast_to(np.eye(3), (len(lo), 3, 3))
+    return box_lines((lo + hi) / 2, eye, (hi - lo) / 2)
+
+
+def grid_lines(half_size=5.0, step=0.5, y=0.0):
+    """A square grid on the plane ``y`` as a line list."""
+    ticks = np.arange(-half_size, half_size + step / 2, step)
+    a = [[t, y, -half_size] for t in ticks] + [[-half_size, y, t] for t in ticks]
+    b = [[t, y, half_size] for t in ticks] + [[half_size, y, t] for t in ticks]
+    return np.stack([np.array(a), np.array(b)], axis=1).reshape(-1, 3).astype(np.float32)
+
+
+def cross_lines(points, size):
+    """Three short axis-aligned strokes through each point: ``(6 k, 3)`` line list."""
+    p = np.asarray(points, float).reshape(-1, 3)
+    offs = np.eye(3) * size
+    ends = np.stack([p[:, None] - offs, p[:, None] + offs], axis=2)  # (k, 3, 2, 3)
+    return ends.reshape(-1, 3).astype(np.float32)
+
+
+def segment_lines(segments):
+    """Segments ``(k, 2, 3)`` as a line list ``(2 k, 3)``."""
+    return np.asarray(segments, float).reshape(-1, 3).astype(np.float32)
+
+
+def ray_lines(points, directions, length):
+    """A stroke from each point along its direction: ``(2 k, 3)``."""
+    p = np.asarray(points, float).reshape(-1, 3)
+    d = np.asarray(directions, float).reshape(-1, 3)
+    return np.stack([p, p + d * length], axis=1).reshape(-1, 3).astype(np.float32)
+
+
+def colors(n, rgb):
+    """``(n, 3)`` float32 of one colour (per-vertex colour for a line list)."""
+    return np.tile(np.asarray(rgb, np.float32), (n, 1))

@@ -1,0 +1,77 @@
+"""The one table of key bindings. The help overlay and the README print it.
+
+Keys are pyglet key names (``pyglet.window.key.<NAME>``), kept as strings so
+this module imports no pyglet. Each binding names an action of
+:class:`app.viewer.session.Session` and its argument.
+"""
+
+MOVE_STEP = 0.05   # scene units per key press (x10 with Shift)
+TURN_STEP = 0.08   # radians per key press (x5 with Shift)
+
+# (key, action, argument, help text)
+BINDINGS = [
+    ("LEFT", "move", (-1, 0, 0), "move selected body -X"),
+    ("RIGHT", "move", (1, 0, 0), "move selected body +X"),
+    ("UP", "move", (0, 1, 0), "move selected body +Y (up)"),
+    ("DOWN", "move", (0, -1, 0), "move selected body -Y"),
+    ("PAGEUP", "move", (0, 0, -1), "move selected body -Z"),
+    ("PAGEDOWN", "move", (0, 0, 1), "move selected body +Z"),
+    ("Q", "turn", (1, 0, 0), "rotate selected body about +X"),
+    ("A", "turn", (-1, 0, 0), "rotate selected body about -X"),
+    ("W", "turn", (0, 1, 0), "rotate selected body about +Y"),
+    ("S", "turn", (0, -1, 0), "rotate selected body about -Y"),
+    ("E", "turn", (0, 0, 1), "rotate selected body about +Z"),
+    ("D", "turn", (0, 0, -1), "rotate selected body about -Z"),
+    ("TAB", "cycle", None, "select the next body"),
+    ("SPACE", "pause", None, "pause / resume the motion"),
+    ("N", "single_step", None, "advance one fixed step (when paused)"),
+    ("R", "reset", None, "reset all bodies to their start poses"),
+    ("F", "frame", None, "frame the scene in the camera"),
+    ("P", "screenshot", None, "save a screenshot (PNG)"),
+    ("B", "toggle", "boxes", "OBB tree boxes on / off"),
+    ("BRACKETRIGHT", "depth", 1, "show OBB tree one level deeper"),
+    ("BRACKETLEFT", "depth", -1, "show OBB tree one level shallower"),
+    ("V", "toggle", "aabbs", "world AABBs (broad phase) on / off"),
+    ("T", "toggle", "triangles", "colliding triangles on / off"),
+    ("G", "toggle", "segments", "intersection curves on / off"),
+    ("C", "toggle", "contacts", "contact points and normals on / off"),
+    ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
+    ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
+    ("H", "toggle", "help", "this help"),
+    ("ESCAPE", "quit", None, "quit"),
+]
+
+MOUSE_HELP = [
+    ("left click", "select the body under the cursor (ray cast through its OBB tree)"),
+    ("left drag on a body", "move it in the view plane"),
+    ("left drag elsewhere", "orbit the camera"),
+    ("right / middle drag", "pan the camera"),
+    ("wheel", "zoom"),
+    ("drop a file", "add it as a body (any format trimesh reads)"),
+]
+
+
+# How a key name is shown to people.
+DISPLAY_NAMES = {"BRACKETRIGHT": "]", "BRACKETLEFT": "[", "PAGEUP": "PgUp", "PAGEDOWN": "PgDn",
+                 "ESCAPE": "Esc", "SPACE": "Space", "TAB": "Tab", "LEFT": "Left", "RIGHT": "Right",
+                 "UP": "Up", "DOWN": "Down"}
+
+
+def key_label(name):
+    return DISPLAY_NAMES.get(name, name)
+
+
+def help_lines():
+    """The help overlay, one line per binding, printed from :data:`BINDINGS`."""
+    lines = [f"{key_label(key):>6s}  {text}" for key, _, _, text in BINDINGS]
+    lines += [f"{what}: {text}" for what, text in MOUSE_HELP]
+    lines.append("Shift: 10x longer moves, 5x larger turns")
+    return lines
+
+
+def markdown_table():
+    """The key table for the README."""
+    rows = ["| key | action |", "|---|---|"]
+    rows += [f"| `{key_label(key)}` | {text} |" for key, _, _, text in BINDINGS]
+    rows += [f"| {what} | {text} |" for what, text in MOUSE_HELP]
+    return "\n".join(rows)

@@ -1,0 +1,343 @@
+"""What the user is doing, GL-free: selection, driving, overlays, messages, the HUD text.
+
+The window turns pyglet events into calls on :class:`Session` (``key``,
+``mouse_press``, ``mouse_drag``, ...) and draws what :meth:`Session.overlays`
+returns. Keeping this free of GL lets the tests drive the whole interaction
+without a window, and the window tests check that the pixels agree.
+"""
+
+import math
+import os
+import time
+from collections import deque
+
+import numpy as np
+
+import collision as co
+
+from ..scene import load_mesh_body
+from ..world import rotation
+from .camera import OrbitCamera
+from .controls import BINDINGS, MOVE_STEP, TURN_STEP, help_lines
+
+COLORS = {
+    "background": (0.11, 0.12, 0.14),
+    "grid": (0.30, 0.32, 0.36),
+    "boxes": (0.15, 0.90, 0.95),
+    "aabbs": (0.85, 0.85, 0.85),
+    "triangles": (1.00, 0.10, 0.10),
+    "segments": (1.00, 1.00, 0.25),
+    "contacts": (1.00, 0.20, 1.00),
+    "visited": (0.20, 1.00, 0.30),
+    "pruned": (0.55, 0.22, 0.22),
+    "axis": (1.00, 0.55, 0.00),
+    "selected": (1.00, 1.00, 1.00),
+}
+
+OVERLAYS = ("boxes", "aabbs", "triangles", "segments", "contacts", "traversal", "axis", "help", "grid")
+
+
+class LineCollector:
+    """A :class:`collision.debug_draw.DebugDraw` that gathers arrays for the renderer."""
+
+    def __init__(self):
+        self.lines, self.line_colors = [], []
+        self.tris, self.tri_colors = [], []
+        self.marker_size = 0.03
+
+    def boxes(self, centers, axes, half_extents, color):
+        from .buffers import box_lines
+
+        pts = box_lines(centers, axes, half_extents)
+        self._add_lines(pts, color)
+
+    def segments(self, segments, color):
+        self._add_lines(np.asarray(segments, np.float32).reshape(-1, 3), color)
+
+    def points(self, points, color):
+        from .buffers import cross_lines
+
+        self._add_lines(cross_lines(points, self.marker_size), color)
+
+    def triangles(self, triangles, color):
+        t = np.asarray(triangles, np.float32).reshape(-1, 3)
+        self.tris.append(t)
+        self.tri_colors.append(np.tile(np.asarray(color, np.float32), (len(t), 1)))
+
+    def _add_lines(self, pts, color):
+        if len(pts):
+            self.lines.append(pts)
+            self.line_colors.append(np.tile(np.asarray(color, np.float32), (len(pts), 1)))
+
+    def arrays(self):
+        """``(lines (n, 3), line_colors (n, 3), tris (m, 3), tri_colors (m, 3))`` float32."""
+        def cat(parts):
+            return np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
+        return cat(self.lines), cat(self.line_colors), cat(self.tris), cat(self.tri_colors)
+
+
+class Session:
+    """The viewer's state and behaviour, independent of the window system.
+
+    Parameters
+    ----------
+    world : app.world.World
+    screenshot_dir : str
+        Where ``P`` saves screenshots.
+    """
+
+    def __init__(self, world, screenshot_dir="."):
+        self.world = world
+        self.camera = OrbitCamera()
+        self.selected = None
+        self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "grid") for name in OVERLAYS}
+        self.depth = 0
+        self.messages = deque(maxlen=6)
+        self.quit_requested = False
+        self.screenshot_requested = None
+        self.screenshot_dir = screenshot_dir
+        self.times = {"frame": 0.0, "render": 0.0, "fps": 0.0}
+        self._drag = None
+        self._press = None
+        self._bindings = {key: (action, arg) for key, action, arg, _ in BINDINGS}
+        self.trace_counts = (0, 0)
+        self.separating_axis = -1
+        self.frame_camera()
+
+    # -- messages ------------------------------------------------------------
+
+    def say(self, text, error=False):
+        """Show a message in the HUD (and on stderr for errors)."""
+        import sys
+
+        self.messages.append((text, time.monotonic(), error))
+        if error:
+            print(text, file=sys.stderr, flush=True)
+
+    # -- keys ----------------------------------------------------------------
+
+    def key(self, name, shift=False):
+        """Handle a key by its pyglet name (``"TAB"``, ``"LEFT"``, ...). Returns True if bound."""
+        if name not in self._bindings:
+            return False
+        action, arg = self._bindings[name]
+        getattr(self, "do_" + action)(arg, shift)
+        return True
+
+    def do_move(self, direction, shift):
+        if self.selected is None:
+            self.say("select a body first (click it, or Tab)")
+            return
+        step = MOVE_STEP * (10 if shift else 1)
+        self.world.move_body(self.selected, translation=np.asarray(direction, float) * step)
+
+    def do_turn(self, axis, shift):
+        if self.selected is None:
+            self.say("select a body first (click it, or Tab)")
+            return
+        angle = TURN_STEP * (5 if shift else 1)
+        self.world.move_body(self.selected, rot=rotation(axis, angle))
+
+    def do_cycle(self, _arg, _shift):
+        n = len(self.world.bodies)
+        if n:
+            self.selected = 0 if self.selected is None else (self.selected + 1) % n
+
+    def do_pause(self, _arg, _shift):
+        self.world.paused = not self.world.paused
+
+    def do_single_step(self, _arg, _shift):
+        self.world.paused = True
+        self.world.step()
+
+    def do_reset(self, _arg, _shift):
+        self.world.reset()
+
+    def do_frame(self, _arg, _shift):
+        self.frame_camera()
+
+    def do_screenshot(self, _arg, _shift):
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.screenshot_requested = os.path.join(self.screenshot_dir, f"screenshot-{stamp}.png")
+
+    def do_toggle(self, name, _shift):
+        self.flags[name] = not self.flags[name]
+
+    def do_depth(self, delta, _shift):
+        deepest = max((b.tree.depth for b in self.world.bodies), default=1) - 1
+        self.depth = int(np.clip(self.depth + delta, 0, deepest))
+
+    def do_quit(self, _arg, _shift):
+        self.quit_requested = True
+
+    def frame_camera(self):
+        lo, hi = self.world.bounds()
+        self.camera.frame(lo, hi)
+
+    # -- mouse ---------------------------------------------------------------
+
+    def pick(self, x, y):
+        """Index of the body under window pixel ``(x, y)``, and the hit point."""
+        origin, direction = self.camera.ray(x, y)
+        k, _, point = self.world.pick(origin, direction)
+        return k, point
+
+    def mouse_press(self, x, y, button):
+        """``button``: "left", "right" or "middle"."""
+        self._press = (x, y)
+        self._drag = None
+        if button == "left":
+            k, point = self.pick(x, y)
+            self.selected = k
+            if k is not None:
+                self._drag = {"index": k, "point": point}
+
+    def mouse_drag(self, x, y, dx, dy, button):
+        if button == "left" and self._drag is not None:
+            self._drag_body(x, y)
+        elif button == "left":
+            self.camera.orbit(dx, dy)
+        else:
+            self.camera.pan(dx, dy)
+
+    def mouse_release(self, x, y, button):
+        self._drag = None
+
+    def scroll(self, clicks):
+        self.camera.zoom(clicks)
+
+    def _drag_body(self, x, y):
+        """Move the dragged body so the grabbed point stays under the cursor (view plane)."""
+        d = self._drag
+        origin, direction = self.camera.ray(x, y)
+        normal = self.camera.target - self.camera.eye
+        normal /= np.linalg.norm(normal)
+        denom = direction @ normal
+        if abs(denom) < 1e-9:
+            return
+        t = ((d["point"] - origin) @ normal) / denom
+        target = origin + t * direction
+        delta = target - d["point"]
+        self.world.move_body(d["index"], translation=delta)
+        d["point"] = target
+
+    # -- files ---------------------------------------------------------------
+
+    def add_mesh(self, path):
+        """Add a mesh file as a body; a bad file gives a message, nothing else changes."""
+        body, note = load_mesh_body(path, index=len(self.world.bodies))
+        if body is None:
+            self.say(note, error=True)
+            return False
+        self.world.bodies.append(body)
+        self.selected = len(self.world.bodies) - 1
+        self.say(f"added {body.name} ({len(body.faces)} triangles)")
+        if note:
+            self.say(note, error=True)
+            self.frame_camera()
+        return True
+
+    # -- per frame -----------------------------------------------------------
+
+    def update(self, frame_dt):
+        """Advance the world and run detection for this frame."""
+        self.world.frame(frame_dt)
+
+    def overlays(self):
+        """Debug geometry for this frame, through the core's DebugDraw protocol."""
+        from collision import debug_draw as dd
+
+        draw = LineCollector()
+        lo, hi = self.world.bounds()
+        draw.marker_size = 0.005 * float(np.linalg.norm(hi - lo))
+        world = self.world
+        if self.flags["boxes"]:
+            for b in world.bodies:
+                dd.draw_tree(draw, b.tree, b.pose, self.depth, COLORS["boxes"])
+        if self.flags["aabbs"]:
+            from .buffers import aabb_lines
+
+            boxes = np.array([b.world_aabb() for b in world.bodies]) if world.bodies else np.zeros((0, 2, 3))
+            if len(boxes):
+                draw._add_lines(aabb_lines(boxes[:, 0], boxes[:, 1]), COLORS["aabbs"])
+        for c in world.contacts:
+            a, b = world.bodies[c.a], world.bodies[c.b]
+            result = co.CollideResult(True, c.pairs, c.segments, c.box_tests, c.tri_tests, c.contained, True)
+            dd.draw_collide(draw, result, a.tree, a.pose, b.tree, b.pose,
+                            tri_color=COLORS["triangles"] if self.flags["triangles"] else None,
+                            seg_color=COLORS["segments"] if self.flags["segments"] else None)
+            if self.flags["contacts"] and len(c.pairs):
+                from .buffers import ray_lines
+
+                # A readable sample: every contact marked would hide the curves.
+                every = max(1, len(c.pairs) // 16)
+                draw.points(c.points()[::every], COLORS["contacts"])
+                draw._add_lines(ray_lines(c.points()[::every], c.normals[::every], draw.marker_size * 6),
+                                COLORS["contacts"])
+        self.trace_counts = (0, 0)
+        self.separating_axis = -1
+        if self.selected is not None and (self.flags["traversal"] or self.flags["axis"]):
+            s = world.bodies[self.selected]
+            partners = [c.b if c.a == self.selected else c.a for c in world.contacts
+                        if self.selected in (c.a, c.b)]
+            if not partners:  # the nearest other body
+                others = [k for k in range(len(world.bodies)) if k != self.selected]
+                if others:
+                    dist = [np.linalg.norm(world.bodies[k].world_center() - s.world_center()) for k in others]
+                    partners = [others[int(np.argmin(dist))]]
+            for k in partners[:1]:
+                o = world.bodies[k]
+                if self.flags["traversal"]:
+                    self.trace_counts = dd.draw_traversal(draw, s.tree, s.pose, o.tree, o.pose,
+                                                          COLORS["visited"], COLORS["pruned"])
+                if self.flags["axis"]:
+                    self.separating_axis = dd.draw_separating_axis(draw, s.tree, s.pose, o.tree, o.pose,
+                                                                   COLORS["axis"])
+        return draw.arrays()
+
+    # -- HUD -----------------------------------------------------------------
+
+    def hud_lines(self):
+        """The HUD text, top to bottom."""
+        st = self.world.stats
+        t = self.times
+        ms = 1000.0
+        lines = [
+            f"{t['fps']:5.1f} fps   frame {t['frame'] * ms:6.2f} ms   "
+            f"update {st['update'] * ms:5.2f}  broad {st['broad'] * ms:5.2f}  "
+            f"narrow {st['narrow'] * ms:6.2f}  render {t['render'] * ms:5.2f} ms",
+            f"bodies {len(self.world.bodies)}   candidate pairs {st['candidates']}   "
+            f"box tests {st['box_tests']}   triangle tests {st['tri_tests']}   "
+            f"contacts {st['contacts']}" + ("   [paused]" if self.world.paused else ""),
+            f"overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
+            + f"   tree depth {self.depth}",
+        ]
+        if self.selected is not None:
+            b = self.world.bodies[self.selected]
+            p = b.pose[:3, 3]
+            r = b.pose[:3, :3]
+            yaw = math.degrees(math.atan2(r[0, 2], r[2, 2]))
+            pitch = math.degrees(math.asin(max(-1.0, min(1.0, -r[1, 2]))))
+            roll = math.degrees(math.atan2(r[1, 0], r[1, 1]))
+            lines.append(f"selected: {b.name}   position ({p[0]:+.3f}, {p[1]:+.3f}, {p[2]:+.3f})   "
+                         f"yaw/pitch/roll ({yaw:+.1f}, {pitch:+.1f}, {roll:+.1f}) deg   "
+                         f"{len(b.faces)} triangles, tree depth {b.tree.depth}")
+            if self.flags["traversal"]:
+                lines.append(f"traversal: {self.trace_counts[0]} node pairs overlapped, "
+                             f"{self.trace_counts[1]} pruned")
+            if self.flags["axis"]:
+                k = self.separating_axis
+                lines.append("root boxes overlap (no separating axis)" if k < 0 else
+                             f"separating axis #{k}: " + ("A face normal" if k < 3 else "B face normal"
+                                                         if k < 6 else "edge x edge"))
+        else:
+            lines.append("click a body (or Tab) to select it;  H for help")
+        now = time.monotonic()
+        for text, when, error in self.messages:
+            if now - when < 8.0:
+                lines.append(("! " if error else "") + text)
+        return lines
+
+    def help_text(self):
+        """The help panel's lines, or an empty list when help is off."""
+        return help_lines() if self.flags["help"] else []

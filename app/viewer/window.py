@@ -1,0 +1,234 @@
+"""The pyglet window: events to the session, the frame loop, screenshots, scripted input.
+
+Import this module only after the display decision is made (see
+:func:`app.__main__.main`): pyglet opens a display connection on import.
+"""
+
+import json
+import os
+import time
+
+import pyglet
+from pyglet.window import key, mouse
+
+from .renderer import Hud, Renderer
+
+_BUTTONS = {mouse.LEFT: "left", mouse.RIGHT: "right", mouse.MIDDLE: "middle"}
+
+
+def _key_name(symbol):
+    return key.symbol_string(symbol)
+
+
+class ViewerWindow(pyglet.window.Window):
+    """The application window around a :class:`~app.viewer.session.Session`."""
+
+    def __init__(self, session, width=1280, height=720, visible=True):
+        config = pyglet.gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8,
+                                  depth_size=24, double_buffer=True)
+        super().__init__(width, height, caption="obbcollide viewer", resizable=True, config=config,
+                         visible=visible, file_drops=not pyglet.options.get("headless", False))
+        self.session = session
+        self.renderer = Renderer()
+        self.hud = Hud()
+        self._last = time.perf_counter()
+        self._fps = 0.0
+        session.camera.width, session.camera.height = self.get_framebuffer_size()
+
+    # -- events --------------------------------------------------------------
+
+    def on_key_press(self, symbol, modifiers):
+        name = _key_name(symbol)
+        if name == "ESCAPE":
+            self.session.quit_requested = True
+            return pyglet.event.EVENT_HANDLED  # do not let pyglet close before the loop ends
+        try:
+            self.session.key(name, shift=bool(modifiers & key.MOD_SHIFT))
+        except ValueError as exc:
+            self.session.say(str(exc), error=True)
+        return pyglet.event.EVENT_HANDLED
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        self.session.mouse_press(x, y, _BUTTONS.get(button, "left"))
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        button = "left" if buttons & mouse.LEFT else ("right" if buttons & mouse.RIGHT else "middle")
+        try:
+            self.session.mouse_drag(x, y, dx, dy, button)
+        except ValueError as exc:
+            self.session.say(str(exc), error=True)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        self.session.mouse_release(x, y, _BUTTONS.get(button, "left"))
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.session.scroll(scroll_y)
+
+    def on_file_drop(self, x, y, paths):
+        for p in paths:
+            self.session.add_mesh(p)
+
+    def on_close(self):
+        self.session.quit_requested = True
+
+    def on_draw(self):
+        self.render()
+        self.flip_with_screenshot()
+
+    # -- frames --------------------------------------------------------------
+
+    def step_frame(self, frame_dt):
+        """Advance the session by one frame of ``frame_dt`` seconds and render it (no flip)."""
+        t0 = time.perf_counter()
+        self.session.update(frame_dt)
+        self.render()
+        t1 = time.perf_counter()
+        times = self.session.times
+        times["frame"] = t1 - t0
+        if self.session.screenshot_requested:
+            path = self.session.screenshot_requested
+            self.session.screenshot_requested = None
+            self.save_screenshot(path)
+
+    def render(self):
+        t0 = time.perf_counter()
+        w, h = self.get_framebuffer_size()
+        self.renderer.forget_missing(self.session.world.bodies)
+        self.renderer.draw(self.session, w, h)
+        self.hud.draw(self.session.hud_lines(), self.session.help_text(), self.width, self.height)
+        self.session.times["render"] = time.perf_counter() - t0
+
+    def save_screenshot(self, path):
+        """Save the back buffer (the frame just rendered, before flip) as a PNG."""
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            pyglet.image.get_buffer_manager().get_color_buffer().save(path)
+            self.session.say(f"screenshot saved: {path}")
+        except OSError as exc:
+            self.session.say(f"{path}: cannot save screenshot ({exc})", error=True)
+
+    def tick(self, dt):
+        """The interactive clock callback."""
+        now = time.perf_counter()
+        real = now - self._last
+        self._last = now
+        if real > 0:
+            self._fps = 0.9 * self._fps + 0.1 / real if self._fps else 1.0 / real
+        self.session.times["fps"] = self._fps
+        t0 = time.perf_counter()
+        self.session.update(real)
+        self.session.times["frame"] = time.perf_counter() - t0 + self.session.times["render"]
+        if self.session.quit_requested:
+            pyglet.app.exit()
+
+    def flip_with_screenshot(self):
+        if self.session.screenshot_requested:
+            path = self.session.screenshot_requested
+            self.session.screenshot_requested = None
+            self.save_screenshot(path)
+
+
+def run_interactive(session, width=1280, height=720):
+    """Open the window and run until the user quits."""
+    win = ViewerWindow(session, width, height)
+    pyglet.clock.schedule_interval(win.tick, 1 / 60.0)
+    pyglet.app.run(1 / 60.0)
+    win.close()
+
+
+def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, script=None,
+               screenshot=None, report=None, visible=False):
+    """Run a fixed number of frames (headless or in a window), scripted, deterministic.
+
+    Parameters
+    ----------
+    session : Session
+    frames : int
+    frame_dt : float
+        Simulated seconds per frame (fixed, so a run can be replayed).
+    script : list of dict, optional
+        Timed input actions, see :func:`apply_action`.
+    screenshot : str, optional
+        PNG of the last frame.
+    report : str, optional
+        JSON with per-frame phase timings and counts, and the final poses.
+
+    Returns
+    -------
+    dict
+        The report.
+    """
+    win = ViewerWindow(session, width, height, visible=visible)
+    script = sorted(script or [], key=lambda a: a.get("frame", 0))
+    per_frame = []
+    k = 0
+    for frame in range(frames):
+        while k < len(script) and script[k].get("frame", 0) <= frame:
+            apply_action(win, script[k])
+            k += 1
+        win.dispatch_events()
+        t0 = time.perf_counter()
+        win.step_frame(frame_dt)
+        wall = time.perf_counter() - t0
+        session.times["fps"] = 1.0 / wall if wall > 0 else 0.0
+        st = session.world.stats
+        per_frame.append({"frame": frame, "wall": wall, "update": st["update"], "broad": st["broad"],
+                          "narrow": st["narrow"], "render": session.times["render"],
+                          "candidates": st["candidates"], "box_tests": st["box_tests"],
+                          "tri_tests": st["tri_tests"], "contacts": st["contacts"]})
+        if frame == frames - 1 and screenshot:
+            win.save_screenshot(screenshot)
+        win.flip()
+        if session.quit_requested:
+            break
+    out = {
+        "frames": per_frame,
+        "bodies": [{"name": b.name, "pose": b.pose.tolist()} for b in session.world.bodies],
+        "selected": session.selected,
+        "contact_pairs": [[session.world.bodies[c.a].name, session.world.bodies[c.b].name, len(c.pairs)]
+                          for c in session.world.contacts],
+        "flags": dict(session.flags),
+        "messages": [m[0] for m in session.messages],
+    }
+    if report:
+        with open(report, "w") as fh:
+            json.dump(out, fh, indent=1)
+    win.close()
+    return out
+
+
+def apply_action(win, action):
+    """Dispatch one scripted action as real window events.
+
+    Actions (dicts): ``{"key": "TAB", "shift": false}``,
+    ``{"click": [x, y]}`` (left button, origin bottom-left),
+    ``{"drag": [x0, y0, x1, y1], "button": "left", "steps": 10}``,
+    ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``.
+    """
+    if "key" in action:
+        sym = getattr(key, action["key"])
+        mods = key.MOD_SHIFT if action.get("shift") else 0
+        win.dispatch_event("on_key_press", sym, mods)
+        win.dispatch_event("on_key_release", sym, mods)
+    if "click" in action:
+        x, y = action["click"]
+        win.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+        win.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    if "drag" in action:
+        x0, y0, x1, y1 = action["drag"]
+        button = {"left": mouse.LEFT, "right": mouse.RIGHT, "middle": mouse.MIDDLE}[action.get("button", "left")]
+        steps = int(action.get("steps", 10))
+        win.dispatch_event("on_mouse_press", x0, y0, button, 0)
+        px, py = x0, y0
+        for s in range(1, steps + 1):
+            x = x0 + (x1 - x0) * s / steps
+            y = y0 + (y1 - y0) * s / steps
+            win.dispatch_event("on_mouse_drag", x, y, x - px, y - py, button, 0)
+            px, py = x, y
+        win.dispatch_event("on_mouse_release", x1, y1, button, 0)
+    if "scroll" in action:
+        win.dispatch_event("on_mouse_scroll", 0, 0, 0, action["scroll"])
+    if "drop" in action:
+        win.dispatch_event("on_file_drop", 0, 0, list(action["drop"]))
+    if "screenshot" in action:
+        win.session.screenshot_requested = action["screenshot"]

@@ -1,0 +1,254 @@
+"""Bodies and the per-frame loop: move, broad phase, narrow phase. No GL here.
+
+A :class:`Body` is a mesh with its OBB tree, a pose and a colour. The
+:class:`World` advances bodies in fixed time steps (an accumulator decoupled
+from the frame rate, capped so a slow frame cannot spiral), then asks a broad
+phase (overlap of world AABBs derived from each tree's root OBB) for candidate
+pairs and the narrow phase (:func:`collision.collide`) for the intersecting
+triangles and their intersection segments.
+"""
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import collision as co
+
+
+def rotation(axis, angle):
+    """(3, 3) rotation about a unit axis (Rodrigues)."""
+    axis = np.asarray(axis, float)
+    axis = axis / np.linalg.norm(axis)
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * (k @ k)
+
+
+def pose_matrix(rot=None, translation=(0, 0, 0)):
+    p = np.eye(4)
+    if rot is not None:
+        p[:3, :3] = rot
+    p[:3, 3] = translation
+    return p
+
+
+def orthonormalize(p):
+    """Re-orthonormalise a pose's rotation (keeps many small rotations rigid)."""
+    u, _, vt = np.linalg.svd(p[:3, :3])
+    r = u @ vt
+    if np.linalg.det(r) < 0:
+        u[:, -1] *= -1
+        r = u @ vt
+    out = p.copy()
+    out[:3, :3] = r
+    return out
+
+
+@dataclass(eq=False)
+class Body:
+    """A rigid mesh in the scene.
+
+    Attributes
+    ----------
+    name : str
+    vertices : (n, 3) float64
+        Model-frame vertices (for drawing).
+    faces : (m, 3) int64
+    tree : collision.OBBTree
+    pose : (4, 4) float64
+        Model-to-world transform.
+    color : (3,) float
+        RGB in 0..1.
+    spin : (3,) float64
+        Kinematic angular velocity (rad/s, world frame) of the demo motion.
+    """
+
+    name: str
+    vertices: np.ndarray
+    faces: np.ndarray
+    tree: co.OBBTree
+    pose: np.ndarray
+    color: tuple
+    spin: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    home: np.ndarray = None
+
+    def __post_init__(self):
+        self.pose = np.array(self.pose, dtype=float)
+        if self.home is None:
+            self.home = self.pose.copy()
+        self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
+
+    def world_aabb(self):
+        """(2, 3): tight world AABB of the root OBB (|R| times the half extents)."""
+        rot = self.pose[:3, :3] @ self.tree.axes[0].T
+        center = self.pose[:3, :3] @ self.tree.centers[0] + self.pose[:3, 3]
+        half = np.abs(rot) @ self.tree.half_extents[0]
+        return np.stack([center - half, center + half])
+
+    def world_center(self):
+        return self.pose[:3, :3] @ self.tree.centers[0] + self.pose[:3, 3]
+
+
+@dataclass(eq=False)
+class Contact:
+    """The narrow-phase answer for one intersecting body pair."""
+
+    a: int
+    b: int
+    pairs: np.ndarray        # (k, 2) face indices
+    segments: np.ndarray     # (k, 2, 3) world frame
+    contained: object
+    box_tests: int
+    tri_tests: int
+
+    normals: np.ndarray = None  # (k, 3) unit normal of B's triangle at each pair, world frame
+
+    def points(self):
+        """(k, 3) midpoints of the intersection segments (the contact points)."""
+        return self.segments.mean(axis=1)
+
+
+class World:
+    """The bodies and the fixed-step loop.
+
+    Parameters
+    ----------
+    bodies : list of Body
+    dt : float
+        Fixed time step in seconds.
+    max_steps : int
+        At most this many steps per frame; extra time is dropped.
+    """
+
+    def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8):
+        self.bodies = list(bodies)
+        self.dt = dt
+        self.max_steps = max_steps
+        self.accumulator = 0.0
+        self.time = 0.0
+        self.paused = False
+        self.contacts = []
+        self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "candidates": 0,
+                      "box_tests": 0, "tri_tests": 0, "contacts": 0, "steps": 0}
+
+    # -- motion --------------------------------------------------------------
+
+    def advance(self, frame_dt):
+        """Run as many fixed steps as ``frame_dt`` allows (capped); returns the count."""
+        if self.paused:
+            return 0
+        self.accumulator += max(0.0, frame_dt)
+        steps = 0
+        while self.accumulator >= self.dt and steps < self.max_steps:
+            self.step()
+            self.accumulator -= self.dt
+            steps += 1
+        if steps == self.max_steps:
+            self.accumulator = 0.0  # drop the backlog instead of spiralling
+        return steps
+
+    def step(self):
+        """One fixed step of the kinematic demo motion: each body spins about its centre."""
+        for b in self.bodies:
+            w = np.linalg.norm(b.spin)
+            if w == 0.0:
+                continue
+            c = b.world_center()
+            rot = rotation(b.spin / w, w * self.dt)
+            p = b.pose.copy()
+            p[:3, :3] = rot @ p[:3, :3]
+            p[:3, 3] = rot @ (p[:3, 3] - c) + c
+            b.pose = orthonormalize(p)
+        self.time += self.dt
+
+    def reset(self):
+        for b in self.bodies:
+            b.pose = b.home.copy()
+        self.time = 0.0
+        self.accumulator = 0.0
+
+    def move_body(self, index, translation=(0, 0, 0), rot=None):
+        """Move a body kinematically (user controls): rotate about its centre, then translate."""
+        b = self.bodies[index]
+        p = b.pose.copy()
+        if rot is not None:
+            c = b.world_center()
+            p[:3, :3] = rot @ p[:3, :3]
+            p[:3, 3] = rot @ (p[:3, 3] - c) + c
+        p[:3, 3] += np.asarray(translation, float)
+        if not np.all(np.isfinite(p)):
+            raise ValueError(f"{b.name}: the move gives a non-finite pose; ignored")
+        b.pose = orthonormalize(p)
+
+    # -- detection -------------------------------------------------------------
+
+    def broad_phase(self):
+        """Candidate pairs: overlapping world AABBs (brute force over all pairs, vectorised)."""
+        if len(self.bodies) < 2:
+            return []
+        boxes = np.array([b.world_aabb() for b in self.bodies])
+        lo, hi = boxes[:, 0], boxes[:, 1]
+        overlap = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=2)
+        i, j = np.nonzero(np.triu(overlap, 1))
+        return list(zip(i.tolist(), j.tolist()))
+
+    def detect(self):
+        """Broad then narrow phase; fills :attr:`contacts` and :attr:`stats`."""
+        t0 = time.perf_counter()
+        cand = self.broad_phase()
+        t1 = time.perf_counter()
+        contacts = []
+        box_tests = tri_tests = 0
+        for i, j in cand:
+            a, b = self.bodies[i], self.bodies[j]
+            r = co.collide(a.tree, a.pose, b.tree, b.pose)
+            box_tests += r.box_tests
+            tri_tests += r.tri_tests
+            if r.hit:
+                tri = b.vertices[b.faces[r.pairs[:, 1]]]
+                n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]) @ b.pose[:3, :3].T
+                n /= np.maximum(np.linalg.norm(n, axis=1), 1e-300)[:, None]
+                contacts.append(Contact(i, j, r.pairs, r.segments, r.contained, r.box_tests, r.tri_tests, n))
+        t2 = time.perf_counter()
+        self.contacts = contacts
+        self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), box_tests=box_tests,
+                          tri_tests=tri_tests, contacts=sum(len(c.pairs) for c in contacts))
+        return contacts
+
+    def frame(self, frame_dt):
+        """Advance and detect: what the viewer calls once per frame."""
+        t0 = time.perf_counter()
+        steps = self.advance(frame_dt)
+        self.stats["update"] = time.perf_counter() - t0
+        self.stats["steps"] = steps
+        self.detect()
+
+    # -- queries -------------------------------------------------------------
+
+    def pick(self, origin, direction):
+        """Nearest body hit by a world ray, by ray casting through the OBB trees.
+
+        Returns ``(index, t, point)`` or ``(None, inf, None)``.
+        """
+        origin = np.asarray(origin, float)
+        direction = np.asarray(direction, float)
+        best = (None, math.inf, None)
+        dn = direction / np.linalg.norm(direction)
+        for k, b in enumerate(self.bodies):
+            # Bounding-sphere reject before the tree walk.
+            oc = b.world_center() - origin
+            along = oc @ dn
+            if np.dot(oc, oc) - along * along > b.radius * b.radius and np.dot(oc, oc) > b.radius ** 2:
+                continue
+            hit = co.ray_cast(b.tree, b.pose, origin, direction, best[1])
+            if hit.hit and hit.t < best[1]:
+                best = (k, hit.t, hit.point)
+        return best
+
+    def bounds(self):
+        """(2, 3) world AABB of the whole scene (for framing the camera)."""
+        if not self.bodies:
+            return np.array([[-1.0, -1, -1], [1, 1, 1]])
+        boxes = np.array([b.world_aabb() for b in self.bodies])
+        return np.stack([boxes[:, 0].min(0), boxes[:, 1].max(0)])
