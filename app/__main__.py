@@ -26,6 +26,8 @@ def _parser():
     p.add_argument("--scripted", metavar="JSON", help="timed input actions (see app/viewer/window.py)")
     p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
     p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
+    p.add_argument("--bench", nargs="?", const="10,100,500", metavar="N,N,...",
+                   help="print frame-time phases for scenes of this many bodies (default 10,100,500), headless")
     return p
 
 
@@ -73,7 +75,7 @@ def main(argv=None):
     except ValueError:
         print(f"--size: expected WIDTHxHEIGHT, got {args.size!r}", file=sys.stderr)
         return 2
-    headless = args.headless
+    headless = args.headless or args.bench is not None
     if not headless and _no_display():
         print("No display found (DISPLAY is not set), so no window can open.\n"
               "  For a window: run on a desktop, or under a virtual one: xvfb-run -a python3 -m app\n"
@@ -85,6 +87,22 @@ def main(argv=None):
         os.environ["PYGLET_HEADLESS"] = "1"
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
         args.frames = args.frames or 60
+
+    if args.bench is not None:
+        try:
+            counts = [int(x) for x in args.bench.split(",")]
+            if not counts or min(counts) < 1:
+                raise ValueError
+        except ValueError:
+            print(f"--bench: expected body counts like 10,100,500, got {args.bench!r}", file=sys.stderr)
+            return 2
+        import pyglet
+
+        pyglet.options["headless"] = True
+        from .bench import run
+
+        run(counts, frames=args.frames or 60, width=width, height=height)
+        return 0
 
     from .scene import default_scene
     from .viewer.session import Session

@@ -37,9 +37,14 @@ def _load_trimesh(path):
     """Read any format trimesh reads into one Trimesh (scenes flattened with their transforms)."""
     import trimesh
 
-    loaded = trimesh.load(path, force="mesh", process=True)
+    # process=False first: processing would silently drop NaN vertices and
+    # the faces using them, and the user should hear about a broken file
+    loaded = trimesh.load(path, force="mesh", process=False)
     if not isinstance(loaded, trimesh.Trimesh):
         raise ValueError("the file holds no triangle mesh")
+    if not np.all(np.isfinite(np.asarray(loaded.vertices, float))):
+        raise ValueError("the mesh has NaN or infinite vertex coordinates")
+    loaded.process(validate=False)  # merge duplicate vertices
     return loaded
 
 

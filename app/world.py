@@ -34,15 +34,27 @@ def pose_matrix(rot=None, translation=(0, 0, 0)):
 
 
 def orthonormalize(p):
-    """Re-orthonormalise a pose's rotation (keeps many small rotations rigid)."""
-    u, _, vt = np.linalg.svd(p[:3, :3])
-    r = u @ vt
-    if np.linalg.det(r) < 0:
-        u[:, -1] *= -1
-        r = u @ vt
+    """Re-orthonormalise the rotation of a pose (4, 4) or of a stack (n, 4, 4).
+
+    The nearest rotation (polar decomposition by SVD) keeps many small
+    rotations rigid.
+    """
+    p = np.asarray(p, float)
+    u, _, vt = np.linalg.svd(p[..., :3, :3])
+    flip = np.linalg.det(u @ vt) < 0
+    u[..., :, -1] *= np.where(flip, -1.0, 1.0)[..., None]
     out = p.copy()
-    out[:3, :3] = r
+    out[..., :3, :3] = u @ vt
     return out
+
+
+def rotations(axes, angles):
+    """(n, 3, 3) rotations about unit ``axes`` (n, 3) by ``angles`` (n,) (Rodrigues, batched)."""
+    k = np.zeros((len(axes), 3, 3))
+    k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -axes[:, 2], axes[:, 1], -axes[:, 0]
+    k -= np.transpose(k, (0, 2, 1))
+    s, c = np.sin(angles)[:, None, None], np.cos(angles)[:, None, None]
+    return np.eye(3) + s * k + (1 - c) * (k @ k)
 
 
 @dataclass(eq=False)
@@ -150,16 +162,18 @@ class World:
 
     def step(self):
         """One fixed step of the kinematic demo motion: each body spins about its centre."""
-        for b in self.bodies:
-            w = np.linalg.norm(b.spin)
-            if w == 0.0:
-                continue
-            c = b.world_center()
-            rot = rotation(b.spin / w, w * self.dt)
-            p = b.pose.copy()
-            p[:3, :3] = rot @ p[:3, :3]
-            p[:3, 3] = rot @ (p[:3, 3] - c) + c
-            b.pose = orthonormalize(p)
+        moving = [b for b in self.bodies if np.any(b.spin)]
+        if moving:  # all spinning bodies at once
+            spin = np.array([b.spin for b in moving])
+            w = np.linalg.norm(spin, axis=1)
+            rot = rotations(spin / w[:, None], w * self.dt)
+            p = np.array([b.pose for b in moving])
+            centre = np.einsum("nij,nj->ni", p[:, :3, :3], np.array([b.tree.centers[0] for b in moving]))
+            centre += p[:, :3, 3]
+            p[:, :3, :3] = rot @ p[:, :3, :3]
+            p[:, :3, 3] = np.einsum("nij,nj->ni", rot, p[:, :3, 3] - centre) + centre
+            for b, pose in zip(moving, orthonormalize(p)):
+                b.pose = pose
         self.time += self.dt
 
     def reset(self):

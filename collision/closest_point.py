@@ -274,15 +274,53 @@ def closest_pt_point_rect(p, center, axes, half_extents):
     return unbatch(out, lead)
 
 
+# A triangle whose corners are collinear to within this relative tolerance
+# (|ab x ac|^2 <= DEGENERATE_SIN2 |ab|^2 |ac|^2, i.e. its largest angle has a
+# sine below 1e-12) is treated as the union of its edges.
+DEGENERATE_SIN2 = 1e-24
+
+
+@njit
+def _stable_normal_t(a, b, c):
+    """Triangle normal (unnormalised) from the two edges at its largest angle.
+
+    Every pair of edges gives the same exact cross product, but the rounding
+    error of the computed direction is ``eps / sin(angle)`` of the angle the
+    pair encloses; the largest angle (opposite the longest edge) is the best
+    conditioned choice. Returns ``(n, |n|^2, |e1|^2 |e2|^2)``.
+    """
+    ab = v.sub(b, a)
+    bc = v.sub(c, b)
+    ca = v.sub(a, c)
+    lab, lbc, lca = v.norm2(ab), v.norm2(bc), v.norm2(ca)
+    if lab >= lbc and lab >= lca:  # pivot c
+        e1, e2, l1, l2 = ca, bc, lca, lbc
+    elif lbc >= lca:  # pivot a
+        e1, e2, l1, l2 = ab, ca, lab, lca
+    else:  # pivot b
+        e1, e2, l1, l2 = bc, ab, lbc, lab
+    n = v.cross(e1, e2)
+    return n, v.norm2(n), l1 * l2
+
+
 @njit
 def closest_pt_point_triangle_t(p, a, b, c):
     """RTCD 5.1.5 (ClosestPtPointTriangle), the six-dot-product Voronoi form.
 
     Walks the Voronoi regions of the vertices, then of the edges, and falls to
-    the face. Degenerate (needle or point) triangles are handled by the guard on
-    each division: a zero denominator only occurs when its region is empty, and
-    the region tests before it already answered.
+    the face. Two changes from the book for thin triangles:
+
+    - a degenerate triangle (collinear or coincident corners, see
+      ``DEGENERATE_SIN2``) is the union of its edges;
+    - in the face region the point is projected on the plane through the
+      best-conditioned normal instead of weighted by barycentrics: the
+      barycentrics come from differences of products whose relative error is
+      ``eps / sin^2`` of the smallest angle (1e-4 for a 1e-6 needle), the
+      projection's is ``eps / sin`` of the largest angle.
     """
+    n, nn, ll = _stable_normal_t(a, b, c)
+    if not nn > DEGENERATE_SIN2 * ll:  # also catches NaN
+        return _closest_on_edges_t(p, a, b, c)
     ab = v.sub(b, a)
     ac = v.sub(c, a)
     ap = v.sub(p, a)
@@ -297,8 +335,7 @@ def closest_pt_point_triangle_t(p, a, b, c):
         return b  # vertex region B
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        den = d1 - d3
-        return v.madd(a, ab, d1 / den if den > 0.0 else 0.0)  # edge region AB
+        return v.madd(a, ab, d1 / (d1 - d3))  # edge region AB (d1 - d3 = |ab|^2 > 0)
     cp = v.sub(p, c)
     d5 = v.dot(ab, cp)
     d6 = v.dot(ac, cp)
@@ -306,20 +343,13 @@ def closest_pt_point_triangle_t(p, a, b, c):
         return c  # vertex region C
     vb = d5 * d2 - d1 * d6
     if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        den = d2 - d6
-        return v.madd(a, ac, d2 / den if den > 0.0 else 0.0)  # edge region AC
+        return v.madd(a, ac, d2 / (d2 - d6))  # edge region AC (d2 - d6 = |ac|^2 > 0)
     va = d3 * d6 - d5 * d4
     if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
-        den = (d4 - d3) + (d5 - d6)
-        w = (d4 - d3) / den if den > 0.0 else 0.0
-        return v.madd(b, v.sub(c, b), w)  # edge region BC
-    den = va + vb + vc
-    if den <= 0.0:
-        # Only reachable for a degenerate triangle where round-off defeated the
-        # edge tests: fall back to the best of the three edges.
-        return _closest_on_edges_t(p, a, b, c)
-    inv = 1.0 / den
-    return v.add(a, v.add(v.scale(ab, vb * inv), v.scale(ac, vc * inv)))
+        den = (d4 - d3) + (d5 - d6)  # |bc|^2 > 0
+        return v.madd(b, v.sub(c, b), (d4 - d3) / den)  # edge region BC
+    # face region: project p on the plane
+    return v.madd(p, n, -v.dot(ap, n) / nn)
 
 
 @njit
@@ -387,15 +417,24 @@ def _outside_plane_t(p, a, b, c, d):
     return sp * sd < 0.0
 
 
+FLAT_VOLUME = 1e-12
+
+
 @njit
 def closest_pt_point_tetrahedron_t(p, a, b, c, d):
     """RTCD 5.1.6 (ClosestPtPointTetrahedron) on tuples.
 
-    Changed from the book for flat (zero-volume) tetrahedra: the book skips
-    every face then and returns ``p``; here all four faces are searched.
+    Changed from the book for flat tetrahedra (volume below ``FLAT_VOLUME``
+    times the longest edge cubed): the book skips every face then and returns
+    ``p``; here all four faces are searched.
     """
-    vol = v.dot(v.sub(d, a), v.cross(v.sub(b, a), v.sub(c, a)))
-    flat = vol == 0.0
+    ab, ac, ad = v.sub(b, a), v.sub(c, a), v.sub(d, a)
+    vol = v.dot(ad, v.cross(ab, ac))
+    scale2 = max(v.norm2(ab), v.norm2(ac), v.norm2(ad), v.norm2(v.sub(c, b)),
+                 v.norm2(v.sub(d, b)), v.norm2(v.sub(d, c)))
+    # relative to the longest edge cubed: coincident corners given as decimals
+    # leave a volume of ~1e-17 instead of 0, which must count as flat
+    flat = not abs(vol) > FLAT_VOLUME * scale2 * np.sqrt(scale2)
     best = p
     best_d = np.inf
     inside = not flat

@@ -19,9 +19,10 @@ from .closest_point import closest_pt_point_triangle_t
 
 __all__ = ["ConvexPolyhedron", "closest_pt_point_convex"]
 
-# Two hull triangles belong to one face when their unit normals differ by less
-# than this (and their planes agree to the same relative tolerance).
-COPLANAR_TOL = 1e-10
+# Two neighbouring hull triangles belong to one face when they face the same
+# way and the corner of one that is not on the shared edge lies on the plane of
+# the other to within this tolerance, relative to the hull's extent.
+COPLANAR_TOL = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,13 +154,15 @@ class ConvexPolyhedron:
                 i = parent[i]
             return i
 
-        scale = max(1.0, float(np.abs(verts).max()))
+        tol = COPLANAR_TOL * float(np.ptp(verts, axis=0).max())
         for i in range(len(tris)):
             for j in neighbors[i]:
-                if j > i and np.dot(tri_normals[i], tri_normals[j]) > 1.0 - COPLANAR_TOL:
-                    off_i = np.dot(tri_normals[i], verts[tris[i, 0]])
-                    off_j = np.dot(tri_normals[i], verts[tris[j, 0]])
-                    if abs(off_i - off_j) <= 1e-9 * scale:
+                if j > i and np.dot(tri_normals[i], tri_normals[j]) > 0.0:
+                    far = [k for k in tris[j] if k not in tris[i]]
+                    if not far:
+                        continue
+                    gap = np.dot(tri_normals[i], verts[far[0]] - verts[tris[i, 0]])
+                    if abs(gap) <= tol:
                         parent[find(j)] = find(i)
         roots = np.array([find(i) for i in range(len(tris))])
         polygons, normals, offsets = [], [], []

@@ -601,7 +601,8 @@ class CollideResult:
     pairs : (k, 2) int64
         Intersecting triangle pairs, as face indices ``(face of A, face of B)``.
     segments : (k, 2, 3) float64
-        World-frame intersection segment of each pair.
+        World-frame intersection segment of each pair; ``(0, 2, 3)`` for a
+        ``first_contact`` query, which is a yes/no question and skips them.
     box_tests, tri_tests : int
         Node-pair box tests and triangle-pair tests performed (as RAPID counts).
     contained : str or None
@@ -839,7 +840,7 @@ def within(tree_a, pose_a, tree_b, pose_b, tolerance):
     if not math.isfinite(tol) or tol < 0.0:
         raise ValueError("tolerance: must be a finite number >= 0")
     res, pa, pb = _distance(tree_a, pose_a, tree_b, pose_b, tol)
-    if res.distance < tol:
+    if res.distance < tol or res.distance == 0.0:  # touching counts at tolerance 0
         return True
     return (tree_a.closed or tree_b.closed) and _containment(tree_a, pa, tree_b, pb) is not None
 
@@ -870,7 +871,7 @@ def ray_kernel(nodes, links, tris, origins, dirs, max_t, out_t, out_k):
                 for k in range(links[node, 1], links[node, 1] + links[node, 2]):
                     a, b, cc = _tri(tris, k)
                     tt = _ray_hits_triangle(o, d, a, b, cc)
-                    if 0.0 <= tt <= best:
+                    if 0.0 <= tt <= best and tt < np.inf:  # a miss is inf, even when best is
                         best = tt
                         bk = k
                 continue

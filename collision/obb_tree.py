@@ -44,11 +44,20 @@ def _eig_into(a, m, vec, out):
     ``m`` and ``vec`` are (3, 3) work arrays. Cyclic Jacobi rotations (Golub and
     Van Loan 8.5) until the off-diagonal part vanishes relative to the
     diagonal; exact for a 3x3 in a handful of sweeps. The third row is made
-    ``row0 x row1``, so the frame is right-handed.
+    ``row0 x row1``, so the frame is right-handed. The matrix is scaled by its
+    largest entry first, so the result is scale invariant.
     """
+    # Work on a / max|a_ij| so that the squares below neither underflow nor
+    # overflow for meshes in nanometres or light years; scale back at the end.
+    big = 0.0
     for i in range(3):
         for j in range(3):
-            m[i, j] = a[i, j]
+            big = max(big, abs(a[i, j]))
+    if not big > 0.0 or not big < np.inf:
+        big = 1.0
+    for i in range(3):
+        for j in range(3):
+            m[i, j] = a[i, j] / big
             vec[i, j] = 1.0 if i == j else 0.0
     for _sweep in range(32):
         off = m[0, 1] * m[0, 1] + m[0, 2] * m[0, 2] + m[1, 2] * m[1, 2]
@@ -96,7 +105,7 @@ def _eig_into(a, m, vec, out):
     out[2, 0] = out[0, 1] * out[1, 2] - out[0, 2] * out[1, 1]
     out[2, 1] = out[0, 2] * out[1, 0] - out[0, 0] * out[1, 2]
     out[2, 2] = out[0, 0] * out[1, 1] - out[0, 1] * out[1, 0]
-    return m[i0, i0], m[i1, i1], m[i2, i2]
+    return m[i0, i0] * big, m[i1, i1] * big, m[i2, i2] * big
 
 
 @njit
@@ -428,6 +437,7 @@ class OBBTree:
         self.arrays = (self.nodes, self.links, self.triangles)
         self.query_arrays = self.arrays + (self.tri_index,)
         self._closed = None
+        self._depths = None
         self._component_vertices = None
 
     @property
@@ -482,13 +492,16 @@ class OBBTree:
         return int(self.node_depths().max()) + 1
 
     def node_depths(self):
-        """(N,) int64: depth of every node, the root at 0."""
-        d = np.zeros(len(self.child), dtype=np.int64)
-        for node in range(len(self.child)):  # parents come before children
-            c = self.child[node]
-            if c >= 0:
-                d[c] = d[c + 1] = d[node] + 1
-        return d
+        """(N,) int64: depth of every node, the root at 0 (computed once; read-only)."""
+        if self._depths is None:
+            d = np.zeros(len(self.child), dtype=np.int64)
+            for node in range(len(self.child)):  # parents come before children
+                c = self.child[node]
+                if c >= 0:
+                    d[c] = d[c + 1] = d[node] + 1
+            d.flags.writeable = False
+            self._depths = d
+        return self._depths
 
     def total_volume(self):
         """Sum of the volumes of all node boxes (a tightness measure)."""

@@ -52,12 +52,17 @@ def intersect_segment_segment_2d_t(ax, ay, bx, by, cx, cy, dx, dy):
     if a1 != 0.0 and a2 != 0.0 and (a1 > 0.0) == (a2 > 0.0):
         return False, 0.0
     a3 = signed_2d_tri_area_t(cx, cy, dx, dy, ax, ay)
-    a4 = a3 + a2 - a1
+    # The book derives a4 = a3 + a2 - a1 (exact in real arithmetic); computing
+    # it directly keeps the sign exact when b lies on cd.
+    a4 = signed_2d_tri_area_t(cx, cy, dx, dy, bx, by)
     if a1 != a2 and not (a3 != 0.0 and a4 != 0.0 and (a3 > 0.0) == (a4 > 0.0)):
-        return True, a3 / (a3 - a4)
-    if a1 != 0.0 or a2 != 0.0 or a3 != 0.0:
+        if a3 == a4:  # both zero after rounding: a and b both touch cd
+            return True, 0.0
+        return True, min(max(a3 / (a3 - a4), 0.0), 1.0)
+    if a1 != 0.0 or a2 != 0.0:
         return False, 0.0
-    # Collinear (or degenerate): intersect the parameter intervals along ab.
+    # c and d on the line of ab to rounding (a3 may still be a rounding-level
+    # nonzero): intersect the parameter intervals along ab.
     ux = bx - ax
     uy = by - ay
     uu = ux * ux + uy * uy
@@ -69,7 +74,7 @@ def intersect_segment_segment_2d_t(ax, ay, bx, by, cx, cy, dx, dy):
         if ww == 0.0:
             return ax == cx and ay == cy, 0.0
         s = ((ax - cx) * wx + (ay - cy) * wy) / ww
-        return 0.0 <= s <= 1.0, 0.0
+        return a3 == 0.0 and 0.0 <= s <= 1.0, 0.0
     tc = ((cx - ax) * ux + (cy - ay) * uy) / uu
     td = ((dx - ax) * ux + (dy - ay) * uy) / uu
     lo = min(tc, td)

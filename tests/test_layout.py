@@ -32,6 +32,6 @@ def test_importing_collision_loads_no_gl_modules():
 def test_app_demo_reports_the_library(capsys):
     from app.__main__ import main
 
-    assert main(["--seed", "3"]) == 0
+    assert main(["--demo"]) == 0
     out = capsys.readouterr().out
-    assert "SAT" in out and "vector symbol" in out and "python3 -m tests" in out
+    assert "SAT" in out and "vector symbol" in out and "OBBs by covariance" in out

@@ -96,3 +96,29 @@ def ray_lines(points, directions, length):
 def colors(n, rgb):
     """``(n, 3)`` float32 of one colour (per-vertex colour for a line list)."""
     return np.tile(np.asarray(rgb, np.float32), (n, 1))
+
+
+def instance_rows(poses, colors, highlight):
+    """Per-instance attributes of bodies sharing one mesh buffer.
+
+    Parameters
+    ----------
+    poses : (k, 4, 4) float
+        Model-to-world transforms.
+    colors : (k, 3) float
+        RGB in 0..1.
+    highlight : (k,) float
+        1 for the selected body, else 0.
+
+    Returns
+    -------
+    (k, 20) float32
+        The model matrix's four columns (what GLSL's ``mat4(c0, c1, c2, c3)``
+        takes), then RGB and highlight.
+    """
+    poses = np.asarray(poses, float).reshape(-1, 4, 4)
+    out = np.empty((len(poses), 20), np.float32)
+    out[:, :16] = np.transpose(poses, (0, 2, 1)).reshape(-1, 16)
+    out[:, 16:19] = np.asarray(colors, float).reshape(-1, 3)
+    out[:, 19] = np.asarray(highlight, float).reshape(-1)
+    return out

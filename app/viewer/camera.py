@@ -56,8 +56,9 @@ class OrbitCamera:
         return look_at(self.eye, self.target, np.array([0.0, 1.0, 0.0]))
 
     def projection(self):
-        near = max(1e-3, self.distance * 0.01)
-        return perspective(self.fovy, self.width / max(1, self.height), near, self.distance * 100 + 100)
+        # near and far scale with the distance, so tiny and huge scenes both fit
+        near = self.distance * 0.01
+        return perspective(self.fovy, self.width / max(1, self.height), near, self.distance * 1000)
 
     def orbit(self, dx, dy):
         self.yaw -= dx * 0.008
@@ -69,7 +70,8 @@ class OrbitCamera:
         self.target = self.target - right * dx * scale - up * dy * scale
 
     def zoom(self, clicks):
-        self.distance = float(np.clip(self.distance * (0.9 ** clicks), 1e-3, 1e6))
+        clicks = float(np.clip(clicks, -50.0, 50.0))  # one event never jumps by more than 200x
+        self.distance = float(np.clip(self.distance * (0.9 ** clicks), 1e-6, 1e9))
 
     def screen_axes(self):
         """World directions of the screen's right and up."""
@@ -81,10 +83,13 @@ class OrbitCamera:
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
         self.target = (lo + hi) / 2
         radius = max(1e-6, float(np.linalg.norm(hi - lo)) / 2)
+        if not math.isfinite(radius):
+            return
         half = math.radians(self.fovy) / 2
         aspect = self.width / max(1, self.height)
         half = min(half, math.atan(math.tan(half) * aspect))  # the narrower of the two fields
-        self.distance = radius / math.tan(half) * 0.95
+        # the bounding sphere touches the view cone's sides at this distance
+        self.distance = radius / math.sin(half)
 
     def ray(self, x, y):
         """World ray through window pixel ``(x, y)`` (origin bottom-left): ``(origin, direction)``."""

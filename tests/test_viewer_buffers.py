@@ -1,0 +1,275 @@
+"""Geometry-to-buffer code of the viewer (app/viewer/buffers.py), without a window.
+
+Every function returns float32 vertex arrays; the geometry is checked against
+independent constructions: face normals against the winding cross product, box
+wireframes against :attr:`collision.OBB.corners`, AABB wireframes against the
+box's min/max, and so on.
+"""
+
+import numpy as np
+import pytest
+import trimesh
+
+from app.viewer import buffers as bf
+from collision import OBB
+
+F32 = dict(rtol=1e-6, atol=1e-6)
+
+
+def random_rotation(rng):
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 0] = -q[:, 0]
+    return q
+
+
+def random_pose(rng):
+    p = np.eye(4)
+    p[:3, :3] = random_rotation(rng)
+    p[:3, 3] = rng.normal(size=3) * 3
+    return p
+
+
+# -- flat_mesh -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_flat_mesh_shapes_dtypes_and_positions(seed):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(30, 3))
+    f = rng.integers(0, 30, size=(50, 3))
+    pos, nrm = bf.flat_mesh(v, f)
+    assert pos.shape == (150, 3) and nrm.shape == (150, 3)
+    assert pos.dtype == np.float32 and nrm.dtype == np.float32
+    # Corner 3k + i of the list is vertex faces[k, i].
+    np.testing.assert_allclose(pos, v[f].reshape(-1, 3), **F32)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_flat_mesh_normals_are_unit_follow_winding_and_repeat(seed):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(40, 3))
+    f = np.array([rng.choice(40, 3, replace=False) for _ in range(60)])
+    _, nrm = bf.flat_mesh(v, f)
+    n = nrm.reshape(-1, 3, 3).astype(float)
+    # Same normal on the three corners of a face.
+    assert np.array_equal(n[:, 0], n[:, 1]) and np.array_equal(n[:, 0], n[:, 2])
+    n = n[:, 0]
+    np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-6)
+    tri = v[f]
+    e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
+    # Perpendicular to both edges ...
+    np.testing.assert_allclose(np.einsum("ij,ij->i", n, e1) / np.linalg.norm(e1, axis=1), 0, atol=1e-5)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", n, e2) / np.linalg.norm(e2, axis=1), 0, atol=1e-5)
+    # ... and on the counter-clockwise side (right-hand rule): det[e1, e2, n] > 0.
+    assert np.all(np.linalg.det(np.stack([e1, e2, n], axis=1)) > 0)
+
+
+def test_flat_mesh_reversed_winding_flips_the_normal():
+    v = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    _, n = bf.flat_mesh(v, [[0, 1, 2]])
+    _, m = bf.flat_mesh(v, [[0, 2, 1]])
+    np.testing.assert_allclose(n, np.tile([0, 0, 1], (3, 1)), **F32)
+    np.testing.assert_allclose(m, np.tile([0, 0, -1], (3, 1)), **F32)
+
+
+def test_flat_mesh_normals_point_out_of_a_closed_mesh():
+    m = trimesh.creation.icosphere(subdivisions=2, radius=1.3)
+    pos, nrm = bf.flat_mesh(m.vertices, m.faces)
+    centroids = pos.reshape(-1, 3, 3).mean(axis=1)
+    assert np.all(np.einsum("ij,ij->i", nrm[::3], centroids) > 0)
+    np.testing.assert_allclose(nrm[::3], m.face_normals, atol=1e-6)
+
+
+def test_flat_mesh_degenerate_faces_get_zero_normals():
+    v = np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0]])
+    f = np.array([[0, 1, 3], [0, 1, 2], [1, 1, 3], [3, 3, 3], [0, 3, 1]])  # collinear, repeated
+    pos, nrm = bf.flat_mesh(v, f)
+    assert np.all(np.isfinite(nrm))
+    assert np.array_equal(nrm[3:12], np.zeros((9, 3), np.float32))
+    np.testing.assert_allclose(nrm[0:3], np.tile([0, 0, 1], (3, 1)), **F32)
+    np.testing.assert_allclose(nrm[12:15], np.tile([0, 0, -1], (3, 1)), **F32)
+
+
+def test_flat_mesh_empty():
+    pos, nrm = bf.flat_mesh(np.zeros((0, 3)), np.zeros((0, 3), int))
+    assert pos.shape == (0, 3) and nrm.shape == (0, 3)
+    assert pos.dtype == np.float32 and nrm.dtype == np.float32
+
+
+# -- box_lines -------------------------------------------------------------------
+
+
+def random_boxes(rng, k):
+    centers = rng.normal(size=(k, 3)) * 2
+    axes = np.array([random_rotation(rng).T for _ in range(k)])  # rows
+    half = rng.uniform(0.05, 2.0, size=(k, 3))
+    return centers, axes, half
+
+
+def check_wireframe(lines, corners, axes, half):
+    """lines (24, 3) of one box, its corners (8, 3), axes rows (3, 3) and half extents (3,)."""
+    edges = lines.reshape(12, 2, 3).astype(float)
+    scale = max(1.0, float(np.abs(corners).max()))
+    used = []
+    for a, b in edges:
+        # Both ends are corners of the box.
+        for p in (a, b):
+            assert np.min(np.linalg.norm(corners - p, axis=1)) < 1e-5 * scale
+        d = b - a
+        # The edge is along exactly one box axis, with length 2 * that half extent.
+        comp = axes @ d
+        i = int(np.argmax(np.abs(comp)))
+        np.testing.assert_allclose(np.linalg.norm(d), 2 * half[i], rtol=1e-5, atol=1e-5 * scale)
+        np.testing.assert_allclose(np.delete(comp, i), 0, atol=1e-5 * scale)
+        used.append(i)
+    # Four edges along each axis, twelve distinct edges, all 8 corners used.
+    assert sorted(used) == [0] * 4 + [1] * 4 + [2] * 4
+    keys = {tuple(sorted([tuple(np.round(a, 4)), tuple(np.round(b, 4))])) for a, b in edges}
+    assert len(keys) == 12
+    ends = edges.reshape(-1, 3)
+    for c in corners:
+        assert np.sum(np.linalg.norm(ends - c, axis=1) < 1e-5 * scale) == 3  # three edges per corner
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_box_lines_matches_obb_corners(seed):
+    rng = np.random.default_rng(seed)
+    k = 7
+    centers, axes, half = random_boxes(rng, k)
+    lines = bf.box_lines(centers, axes, half)
+    assert lines.shape == (24 * k, 3) and lines.dtype == np.float32
+    for j in range(k):
+        corners = OBB(centers[j], axes[j], half[j]).corners
+        check_wireframe(lines[24 * j:24 * (j + 1)], corners, axes[j], half[j])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_box_lines_applies_the_pose(seed):
+    rng = np.random.default_rng(100 + seed)
+    k = 4
+    centers, axes, half = random_boxes(rng, k)
+    pose = random_pose(rng)
+    lines = bf.box_lines(centers, axes, half, pose)
+    plain = bf.box_lines(centers, axes, half)
+    # Pointwise: the posed list is the plain list moved by the pose.
+    np.testing.assert_allclose(lines, plain.astype(float) @ pose[:3, :3].T + pose[:3, 3], rtol=1e-5, atol=1e-5)
+    for j in range(k):
+        world = OBB(pose[:3, :3] @ centers[j] + pose[:3, 3], axes[j] @ pose[:3, :3].T, half[j])
+        check_wireframe(lines[24 * j:24 * (j + 1)], world.corners, world.axes, half[j])
+    # And the pose does change something.
+    assert not np.allclose(lines, plain, atol=1e-3)
+
+
+def test_box_lines_single_box_unreshaped_input_and_flat_box():
+    lines = bf.box_lines([1.0, 2.0, 3.0], np.eye(3), [0.5, 0.0, 2.0])  # a zero extent is allowed
+    assert lines.shape == (24, 3)
+    corners = OBB([1.0, 2.0, 3.0], np.eye(3), [0.5, 0.0, 2.0]).corners
+    for p in lines:
+        assert np.min(np.linalg.norm(corners - p, axis=1)) < 1e-6
+    np.testing.assert_allclose(lines.min(0), [0.5, 2.0, 1.0], **F32)
+    np.testing.assert_allclose(lines.max(0), [1.5, 2.0, 5.0], **F32)
+
+
+# -- aabb_lines ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_aabb_lines(seed):
+    rng = np.random.default_rng(200 + seed)
+    k = 5
+    lo = rng.normal(size=(k, 3))
+    hi = lo + rng.uniform(0.1, 3.0, size=(k, 3))
+    lines = bf.aabb_lines(lo, hi)
+    assert lines.shape == (24 * k, 3) and lines.dtype == np.float32
+    for j in range(k):
+        seg = lines[24 * j:24 * (j + 1)]
+        np.testing.assert_allclose(seg.min(0), lo[j], **F32)
+        np.testing.assert_allclose(seg.max(0), hi[j], **F32)
+        # Every point is a corner: each coordinate is lo or hi.
+        at_lo = np.isclose(seg, lo[j], atol=1e-5)
+        at_hi = np.isclose(seg, hi[j], atol=1e-5)
+        assert np.all(at_lo | at_hi)
+        corners = np.array([[(lo[j], hi[j])[s][i] for i, s in enumerate(bits)]
+                            for bits in np.ndindex(2, 2, 2)])
+        check_wireframe(seg, corners, np.eye(3), (hi[j] - lo[j]) / 2)
+
+
+def test_aabb_lines_single_box():
+    lines = bf.aabb_lines([0, 0, 0], [1, 2, 3])
+    assert lines.shape == (24, 3)
+    np.testing.assert_allclose(lines.max(0), [1, 2, 3])
+
+
+# -- grid, crosses, segments, rays -------------------------------------------------
+
+
+@pytest.mark.parametrize("half_size, step", [(5.0, 0.5), (2.0, 1.0), (3.0, 0.25), (1.0, 2.0)])
+def test_grid_lines(half_size, step):
+    y = 0.75
+    g = bf.grid_lines(half_size, step, y)
+    ticks = int(round(2 * half_size / step)) + 1
+    assert g.dtype == np.float32
+    assert g.shape == (2 * 2 * ticks, 3)  # ticks lines along z and along x, two points each
+    np.testing.assert_allclose(g[:, 1], y)
+    seg = g.reshape(-1, 2, 3).astype(float)
+    d = seg[:, 1] - seg[:, 0]
+    along_z = np.isclose(d[:, 0], 0) & np.isclose(d[:, 2], 2 * half_size)
+    along_x = np.isclose(d[:, 2], 0) & np.isclose(d[:, 0], 2 * half_size)
+    assert along_z.sum() == ticks and along_x.sum() == ticks
+    # The lines along z sit at x = -half, -half + step, ..., +half (and symmetrically).
+    np.testing.assert_allclose(np.sort(seg[along_z, 0, 0]), -half_size + step * np.arange(ticks), atol=1e-6)
+    np.testing.assert_allclose(np.sort(seg[along_x, 0, 2]), -half_size + step * np.arange(ticks), atol=1e-6)
+    np.testing.assert_allclose(np.abs(g[:, [0, 2]]).max(), half_size)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cross_lines(seed):
+    rng = np.random.default_rng(300 + seed)
+    pts = rng.normal(size=(6, 3))
+    size = 0.1
+    c = bf.cross_lines(pts, size)
+    assert c.shape == (36, 3) and c.dtype == np.float32
+    strokes = c.reshape(6, 3, 2, 3).astype(float)
+    for k in range(6):
+        seen = []
+        for s in strokes[k]:
+            np.testing.assert_allclose(s.mean(axis=0), pts[k], atol=1e-6)  # centred on the point
+            d = s[1] - s[0]
+            i = int(np.argmax(np.abs(d)))
+            np.testing.assert_allclose(np.abs(d[i]), 2 * size, rtol=1e-5)
+            np.testing.assert_allclose(np.delete(d, i), 0, atol=1e-6)
+            seen.append(i)
+        assert sorted(seen) == [0, 1, 2]  # one stroke per axis
+    assert bf.cross_lines(pts[0], size).shape == (6, 3)
+    assert bf.cross_lines(np.zeros((0, 3)), size).shape == (0, 3)
+
+
+def test_segment_lines():
+    rng = np.random.default_rng(4)
+    s = rng.normal(size=(5, 2, 3))
+    lines = bf.segment_lines(s)
+    assert lines.shape == (10, 3) and lines.dtype == np.float32
+    np.testing.assert_allclose(lines[0::2], s[:, 0], **F32)
+    np.testing.assert_allclose(lines[1::2], s[:, 1], **F32)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ray_lines(seed):
+    rng = np.random.default_rng(400 + seed)
+    p = rng.normal(size=(7, 3))
+    d = rng.normal(size=(7, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    length = 0.37
+    r = bf.ray_lines(p, d, length)
+    assert r.shape == (14, 3) and r.dtype == np.float32
+    np.testing.assert_allclose(r[0::2], p, **F32)
+    np.testing.assert_allclose(r[1::2] - r[0::2], d * length, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(r[1::2] - r[0::2], axis=1), length, rtol=1e-5)
+
+
+def test_colors():
+    c = bf.colors(5, (0.1, 0.2, 0.3))
+    assert c.shape == (5, 3) and c.dtype == np.float32
+    np.testing.assert_array_equal(c, np.tile(np.float32([0.1, 0.2, 0.3]), (5, 1)))
