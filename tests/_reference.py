@@ -197,6 +197,15 @@ def box_corners(center, axes, half):
     return center + (signs * half) @ axes
 
 
+def random_rotation(rng):
+    """A uniformly random proper rotation (3, 3) from a numpy Generator (QR of a Gaussian)."""
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 0] = -q[:, 0]
+    return q
+
+
 def rotation(quat):
     """The rotation matrix of a (not necessarily unit) quaternion ``(w, x, y, z)``."""
     w, x, y, z = np.asarray(quat, float) / np.linalg.norm(quat)

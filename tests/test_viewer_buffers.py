@@ -13,15 +13,9 @@ import trimesh
 from app.viewer import buffers as bf
 from collision import OBB
 
+from ._reference import random_rotation
+
 F32 = dict(rtol=1e-6, atol=1e-6)
-
-
-def random_rotation(rng):
-    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
-    q = q * np.sign(np.diag(r))
-    if np.linalg.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
 
 
 def random_pose(rng):
@@ -273,3 +267,20 @@ def test_colors():
     c = bf.colors(5, (0.1, 0.2, 0.3))
     assert c.shape == (5, 3) and c.dtype == np.float32
     np.testing.assert_array_equal(c, np.tile(np.float32([0.1, 0.2, 0.3]), (5, 1)))
+
+
+def test_instance_rows_rebuild_the_model_matrix_as_glsl_does():
+    """GLSL's ``mat4(c0, c1, c2, c3)`` takes columns: rebuilding it from the rows and
+    applying it to points must give ``pose @ point`` for every instance."""
+    rng = np.random.default_rng(4)
+    poses = np.array([random_pose(rng) for _ in range(5)])
+    cols = rng.uniform(0, 1, (5, 3))
+    hl = np.array([0, 1, 0, 0, 0], float)
+    rows = bf.instance_rows(poses, cols, hl)
+    assert rows.dtype == np.float32 and rows.shape == (5, 20)
+    model = np.stack([rows[:, 4 * c:4 * c + 4] for c in range(4)], axis=2)  # columns side by side
+    pts = np.c_[rng.normal(size=(7, 3)), np.ones(7)]
+    for k in range(5):
+        np.testing.assert_allclose(pts @ model[k].T, pts @ poses[k].T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rows[:, 16:19], cols, rtol=1e-6)
+    np.testing.assert_array_equal(rows[:, 19], hl)

@@ -19,13 +19,7 @@ import collision as co
 from app.scene import default_scene, make_body
 from app.world import World, pose_matrix
 
-
-def random_rotation(rng):
-    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
-    q = q * np.sign(np.diag(r))
-    if np.linalg.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
+from ._reference import random_rotation
 
 
 def rot_x(a):
