@@ -22,7 +22,8 @@ from ._jit import njit
 from ._validate import broadcast_batch
 from .obb import OBB_EPSILON
 from .obb_tree import OBBTree
-from .triangle import closest_pt_triangle_triangle_t, intersect_triangle_triangle_t, test_triangle_triangle_t
+from .triangle import (closest_pt_triangle_triangle_t, intersect_triangle_triangle_t, plane_gap2_t,
+                       test_triangle_triangle_t)
 
 __all__ = ["CollideResult", "DistanceResult", "RayHit", "collide", "collide_trace", "distance", "within",
            "ray_cast"]
@@ -204,53 +205,42 @@ def _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0,
         return False
     return True
 
-@njit(inline="always")
-def _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0, ea1, ea2, eb0, eb1, eb2):
-    """Largest projection gap over the 15 axes (cross axes normalised): a lower
-    bound of the distance between the two boxes, 0 if no axis separates them."""
-    q00 = abs(r00)
-    q01 = abs(r01)
-    q02 = abs(r02)
-    q10 = abs(r10)
-    q11 = abs(r11)
-    q12 = abs(r12)
-    q20 = abs(r20)
-    q21 = abs(r21)
-    q22 = abs(r22)
-    best = 0.0
-    best = max(best, abs(t0) - (ea0 + eb0 * q00 + eb1 * q01 + eb2 * q02))
-    best = max(best, abs(t1) - (ea1 + eb0 * q10 + eb1 * q11 + eb2 * q12))
-    best = max(best, abs(t2) - (ea2 + eb0 * q20 + eb1 * q21 + eb2 * q22))
-    best = max(best, abs(t0 * r00 + t1 * r10 + t2 * r20) - (ea0 * q00 + ea1 * q10 + ea2 * q20 + eb0))
-    best = max(best, abs(t0 * r01 + t1 * r11 + t2 * r21) - (ea0 * q01 + ea1 * q11 + ea2 * q21 + eb1))
-    best = max(best, abs(t0 * r02 + t1 * r12 + t2 * r22) - (ea0 * q02 + ea1 * q12 + ea2 * q22 + eb2))
     s = 1.0 - r00 * r00
-    if s > 1e-12:
-        best = max(best, (abs(t2 * r10 - t1 * r20) - (ea1 * q20 + ea2 * q10 + eb1 * q02 + eb2 * q01)) / math.sqrt(s))
+    g = abs(t2 * r10 - t1 * r20) - (ea1 * q20 + ea2 * q10 + eb1 * q02 + eb2 * q01)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r01 * r01
-    if s > 1e-12:
-        best = max(best, (abs(t2 * r11 - t1 * r21) - (ea1 * q21 + ea2 * q11 + eb2 * q00 + eb0 * q02)) / math.sqrt(s))
+    g = abs(t2 * r11 - t1 * r21) - (ea1 * q21 + ea2 * q11 + eb2 * q00 + eb0 * q02)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r02 * r02
-    if s > 1e-12:
-        best = max(best, (abs(t2 * r12 - t1 * r22) - (ea1 * q22 + ea2 * q12 + eb0 * q01 + eb1 * q00)) / math.sqrt(s))
+    g = abs(t2 * r12 - t1 * r22) - (ea1 * q22 + ea2 * q12 + eb0 * q01 + eb1 * q00)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r10 * r10
-    if s > 1e-12:
-        best = max(best, (abs(t0 * r20 - t2 * r00) - (ea2 * q00 + ea0 * q20 + eb1 * q12 + eb2 * q11)) / math.sqrt(s))
+    g = abs(t0 * r20 - t2 * r00) - (ea2 * q00 + ea0 * q20 + eb1 * q12 + eb2 * q11)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r11 * r11
-    if s > 1e-12:
-        best = max(best, (abs(t0 * r21 - t2 * r01) - (ea2 * q01 + ea0 * q21 + eb2 * q10 + eb0 * q12)) / math.sqrt(s))
+    g = abs(t0 * r21 - t2 * r01) - (ea2 * q01 + ea0 * q21 + eb2 * q10 + eb0 * q12)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r12 * r12
-    if s > 1e-12:
-        best = max(best, (abs(t0 * r22 - t2 * r02) - (ea2 * q02 + ea0 * q22 + eb0 * q11 + eb1 * q10)) / math.sqrt(s))
+    g = abs(t0 * r22 - t2 * r02) - (ea2 * q02 + ea0 * q22 + eb0 * q11 + eb1 * q10)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r20 * r20
-    if s > 1e-12:
-        best = max(best, (abs(t1 * r00 - t0 * r10) - (ea0 * q10 + ea1 * q00 + eb1 * q22 + eb2 * q21)) / math.sqrt(s))
+    g = abs(t1 * r00 - t0 * r10) - (ea0 * q10 + ea1 * q00 + eb1 * q22 + eb2 * q21)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r21 * r21
-    if s > 1e-12:
-        best = max(best, (abs(t1 * r01 - t0 * r11) - (ea0 * q11 + ea1 * q01 + eb2 * q20 + eb0 * q22)) / math.sqrt(s))
+    g = abs(t1 * r01 - t0 * r11) - (ea0 * q11 + ea1 * q01 + eb2 * q20 + eb0 * q22)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     s = 1.0 - r22 * r22
-    if s > 1e-12:
-        best = max(best, (abs(t1 * r02 - t0 * r12) - (ea0 * q12 + ea1 * q02 + eb0 * q21 + eb1 * q20)) / math.sqrt(s))
+    g = abs(t1 * r02 - t0 * r12) - (ea0 * q12 + ea1 * q02 + eb0 * q21 + eb1 * q20)
+    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
+        best = g / math.sqrt(s)
     return best
 
 
@@ -269,10 +259,13 @@ def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
 
     First the bounding spheres (centre distance minus radii): cheap, and when
     that already reaches ``enough`` (the best distance so far) the pair is
-    pruned. Otherwise the best of the 15 SAT axes and of the centre-to-centre
-    direction, which is close to the true separating direction once boxes are
-    small compared with their distance (where the SAT axes alone can be off
-    by sqrt 3).
+    pruned. Then the boxes' gap along two directions (the gap along any unit
+    direction is a lower bound): the centre-to-centre direction, and the
+    direction between the points two rounds of alternating closest points
+    (a clamp in each box's frame) reach, which is close to the direction of
+    the boxes' closest points. Measured on the benchmark meshes this prunes
+    more node pairs than the 15 SAT axes of RTCD 4.4.1 (whose gaps can be
+    off by a factor sqrt 3 away from the axes) at less cost per test.
     """
     d = v.sub(_apply(r, t, (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])),
               (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))
@@ -282,16 +275,44 @@ def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
     ea = (nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14])
     eb = (nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
     t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(nodes_a, na, nodes_b, nb, r, t)
-    g = max(g, _gap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                          ea[0], ea[1], ea[2], eb[0], eb[1], eb[2]))
-    dist = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
-    if dist > 0.0:
-        u0, u1, u2 = t0 / dist, t1 / dist, t2 / dist
-        rad_a = ea[0] * abs(u0) + ea[1] * abs(u1) + ea[2] * abs(u2)
-        rad_b = (eb[0] * abs(r00 * u0 + r10 * u1 + r20 * u2) + eb[1] * abs(r01 * u0 + r11 * u1 + r21 * u2)
-                 + eb[2] * abs(r02 * u0 + r12 * u1 + r22 * u2))
-        g = max(g, dist - rad_a - rad_b)
-    return g
+    g = max(g, _axis_gap(t0, t1, t2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb))
+    if g >= enough:
+        return g
+    # Two rounds of alternating closest points (a clamp in each box's frame)
+    # from B's centre give a direction close to the boxes' closest-point
+    # direction, along which the gap is near the true box distance.
+    p0, p1, p2 = _clamp(t0, ea[0]), _clamp(t1, ea[1]), _clamp(t2, ea[2])
+    for _round in range(2):
+        l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
+        l1 = r01 * (p0 - t0) + r11 * (p1 - t1) + r21 * (p2 - t2)
+        l2 = r02 * (p0 - t0) + r12 * (p1 - t1) + r22 * (p2 - t2)
+        l0, l1, l2 = _clamp(l0, eb[0]), _clamp(l1, eb[1]), _clamp(l2, eb[2])
+        q0 = t0 + r00 * l0 + r01 * l1 + r02 * l2  # back in A's frame
+        q1 = t1 + r10 * l0 + r11 * l1 + r12 * l2
+        q2 = t2 + r20 * l0 + r21 * l1 + r22 * l2
+        p0, p1, p2 = _clamp(q0, ea[0]), _clamp(q1, ea[1]), _clamp(q2, ea[2])
+    g = max(g, _axis_gap(q0 - p0, q1 - p1, q2 - p2, t0, t1, t2, r00, r01, r02, r10, r11, r12,
+                         r20, r21, r22, ea, eb))
+    return max(g, 0.0)  # the callers compare squares
+
+
+@njit(inline="always")
+def _clamp(x, e):
+    return min(max(x, -e), e)
+
+
+@njit(inline="always")
+def _axis_gap(d0, d1, d2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb):
+    """Gap of the two boxes along the direction ``d`` (A's frame; any length): a lower
+    bound of their distance, -inf for a zero direction."""
+    n = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if not n > 0.0:
+        return -np.inf
+    u0, u1, u2 = d0 / n, d1 / n, d2 / n
+    rad_a = ea[0] * abs(u0) + ea[1] * abs(u1) + ea[2] * abs(u2)
+    rad_b = (eb[0] * abs(r00 * u0 + r10 * u1 + r20 * u2) + eb[1] * abs(r01 * u0 + r11 * u1 + r21 * u2)
+             + eb[2] * abs(r02 * u0 + r12 * u1 + r22 * u2))
+    return u0 * t0 + u1 * t1 + u2 * t2 - rad_a - rad_b
 
 
 @njit(inline="always")
@@ -742,9 +763,11 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
                 a0, a1, a2 = _tri(tri_a, i)
                 for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
                     b0, b1, b2 = _tri(tri_b, j)
+                    b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
                     tri_tests += 1
-                    p, q, d2 = closest_pt_triangle_triangle_t(
-                        a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2))
+                    if plane_gap2_t(a0, a1, a2, b0, b1, b2) >= best2:
+                        continue  # a plane of the pair keeps them at least best apart
+                    p, q, d2 = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
                     if d2 < best2:
                         best2, x, y, bi, bj = d2, p, q, i, j
             continue

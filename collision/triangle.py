@@ -325,6 +325,46 @@ def intersect_triangle_triangle(t1, t2):
 # ---------------------------------------------------------------------------
 
 
+# Relative rounding margin of the plane test in :func:`plane_gap2_t`.
+PLANE_GAP_EPS = 1e-12
+
+
+@njit
+def _one_plane_gap2(a0, a1, a2, b0, b1, b2):
+    n = v.cross(v.sub(a1, a0), v.sub(a2, a0))
+    nn = v.norm2(n)
+    if not nn > 0.0:
+        return 0.0
+    d0 = v.dot(n, v.sub(b0, a0))
+    d1 = v.dot(n, v.sub(b1, a0))
+    d2 = v.dot(n, v.sub(b2, a0))
+    if d0 > 0.0 and d1 > 0.0 and d2 > 0.0:
+        m = min(d0, d1, d2)
+    elif d0 < 0.0 and d1 < 0.0 and d2 < 0.0:
+        m = min(-d0, -d1, -d2)
+    else:
+        return 0.0
+    # rounding of the d's is ~eps |n| |b - a0|: stay inside it
+    reach = max(v.norm2(v.sub(b0, a0)), v.norm2(v.sub(b1, a0)), v.norm2(v.sub(b2, a0)),
+                v.norm2(v.sub(a1, a0)), v.norm2(v.sub(a2, a0)))
+    if m * m <= PLANE_GAP_EPS * PLANE_GAP_EPS * nn * reach:
+        return 0.0
+    return m * m / nn
+
+
+@njit
+def plane_gap2_t(a0, a1, a2, b0, b1, b2):
+    """A lower bound of the squared distance of two triangles from their planes.
+
+    When all corners of one triangle lie strictly on one side of the other's
+    plane, the triangles cannot meet and are at least the nearest corner's
+    plane distance apart; the larger of the two planes' bounds is returned,
+    0 when neither plane separates (or only by a rounding-level margin). Six
+    dot products: the cheap first test of a triangle pair in distance queries.
+    """
+    return max(_one_plane_gap2(a0, a1, a2, b0, b1, b2), _one_plane_gap2(b0, b1, b2, a0, a1, a2))
+
+
 @njit
 def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     """Closest points of two triangles on tuples; ``(c_a, c_b, dist2)``.
@@ -332,9 +372,11 @@ def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     RTCD 5.1.10 (closing remark): intersecting triangles are at distance 0 (a
     point of their intersection segment is returned); otherwise the closest
     pair is a vertex against the other triangle or an edge against an edge:
-    six point-triangle and nine segment-segment queries.
+    six point-triangle and nine segment-segment queries. The intersection test
+    is skipped when a triangle's plane separates the pair
+    (:func:`plane_gap2_t`).
     """
-    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+    if plane_gap2_t(a0, a1, a2, b0, b1, b2) <= 0.0 and test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
         p, _ = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
         return p, p, 0.0
     pa = (a0, a1, a2)
