@@ -172,26 +172,56 @@ def _triangle_moments(tv, fit):
     return w, first, second
 
 
+# Columns of the per-triangle rows the build partitions in place: the corners,
+# then the fit's moments (weight, first 3, second 6).
+_TV, _MOM, _ROW = 0, 9, 19
+
+
 @njit
-def _node_covariance(w, first, second, perm, start, count, cov):
-    """Covariance of a node from the per-triangle moments; False if its weight is 0."""
+def _node_covariance(rows, start, count, cov):
+    """Covariance of a node from the moments in its rows; False if its weight is 0."""
     ws = 0.0
     f0 = f1 = f2 = 0.0
     s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    col = _MOM
     for k in range(start, start + count):
-        t = perm[k]
-        ws += w[t]
-        f0 += first[t, 0]
-        f1 += first[t, 1]
-        f2 += first[t, 2]
-        s0 += second[t, 0]
-        s1 += second[t, 1]
-        s2 += second[t, 2]
-        s3 += second[t, 3]
-        s4 += second[t, 4]
-        s5 += second[t, 5]
+        ws += rows[k, col]
+        f0 += rows[k, col + 1]
+        f1 += rows[k, col + 2]
+        f2 += rows[k, col + 3]
+        s0 += rows[k, col + 4]
+        s1 += rows[k, col + 5]
+        s2 += rows[k, col + 6]
+        s3 += rows[k, col + 7]
+        s4 += rows[k, col + 8]
+        s5 += rows[k, col + 9]
     if ws == 0.0:
         return False
+    return _covariance_from_sums(ws, f0, f1, f2, s0, s1, s2, s3, s4, s5, cov)
+
+
+@njit
+def _node_vertex_covariance(rows, start, count, cov):
+    """Covariance of the node's corners (the fallback when all its triangles have zero area)."""
+    f0 = f1 = f2 = 0.0
+    s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    for k in range(start, start + count):
+        for c in range(0, 9, 3):
+            x, y, z = rows[k, c], rows[k, c + 1], rows[k, c + 2]
+            f0 += x
+            f1 += y
+            f2 += z
+            s0 += x * x
+            s1 += y * y
+            s2 += z * z
+            s3 += x * y
+            s4 += x * z
+            s5 += y * z
+    return _covariance_from_sums(3.0 * count, f0, f1, f2, s0, s1, s2, s3, s4, s5, cov)
+
+
+@njit
+def _covariance_from_sums(ws, f0, f1, f2, s0, s1, s2, s3, s4, s5, cov):
     m0, m1, m2 = f0 / ws, f1 / ws, f2 / ws
     cov[0, 0] = s0 / ws - m0 * m0
     cov[1, 1] = s1 / ws - m1 * m1
@@ -203,17 +233,16 @@ def _node_covariance(w, first, second, perm, start, count, cov):
 
 
 @njit
-def _fit_box(tv, perm, start, count, axes, center, half):
-    """Extents of the node's vertices along ``axes``; writes ``center`` and ``half``."""
+def _fit_box(rows, start, count, axes, center, half):
+    """Extents of the node's corners along ``axes``; writes ``center`` and ``half``."""
     a0 = (axes[0, 0], axes[0, 1], axes[0, 2])
     a1 = (axes[1, 0], axes[1, 1], axes[1, 2])
     a2 = (axes[2, 0], axes[2, 1], axes[2, 2])
     lo0 = lo1 = lo2 = np.inf
     hi0 = hi1 = hi2 = -np.inf
     for k in range(start, start + count):
-        t = perm[k]
-        for c in range(3):
-            p = (tv[t, c, 0], tv[t, c, 1], tv[t, c, 2])
+        for c in range(0, 9, 3):
+            p = (rows[k, c], rows[k, c + 1], rows[k, c + 2])
             s0 = v.dot(a0, p)
             s1 = v.dot(a1, p)
             s2 = v.dot(a2, p)
@@ -234,92 +263,225 @@ def _fit_box(tv, perm, start, count, axes, center, half):
 
 
 @njit
+def _eig_flat_into(cov, rows, k, out):
+    """Covariance axes of the single triangle in row ``k``, in closed form.
+
+    The covariance of points (or of a surface) in a plane has the plane's
+    normal as the eigenvector of eigenvalue 0; the other two are those of the
+    2x2 restriction to the plane, a rotation by ``atan2(2 b, a - c) / 2``.
+    Same axes as :func:`_eig_into` (up to sign), a fraction of its cost: half
+    of a tree's nodes are such leaves. Returns False for a (nearly) zero-area
+    triangle.
+    """
+    p0 = (rows[k, 0], rows[k, 1], rows[k, 2])
+    e1 = v.sub((rows[k, 3], rows[k, 4], rows[k, 5]), p0)
+    e2 = v.sub((rows[k, 6], rows[k, 7], rows[k, 8]), p0)
+    n = v.cross(e1, e2)
+    nn = v.norm(n)
+    l1 = v.norm(e1)
+    if not nn > 1e-8 * l1 * v.norm(e2):  # a sliver's normal is rounding noise: Jacobi decides
+        return False
+    n = v.scale(n, 1.0 / nn)
+    u = v.scale(e1, 1.0 / l1)
+    w = v.cross(n, u)
+    cu = (cov[0, 0] * u[0] + cov[0, 1] * u[1] + cov[0, 2] * u[2],
+          cov[1, 0] * u[0] + cov[1, 1] * u[1] + cov[1, 2] * u[2],
+          cov[2, 0] * u[0] + cov[2, 1] * u[1] + cov[2, 2] * u[2])
+    cw = (cov[0, 0] * w[0] + cov[0, 1] * w[1] + cov[0, 2] * w[2],
+          cov[1, 0] * w[0] + cov[1, 1] * w[1] + cov[1, 2] * w[2],
+          cov[2, 0] * w[0] + cov[2, 1] * w[1] + cov[2, 2] * w[2])
+    a = v.dot(u, cu)
+    b = v.dot(u, cw)
+    c = v.dot(w, cw)
+    theta = 0.5 * math.atan2(2.0 * b, a - c)  # the larger eigenvalue's direction
+    cs, sn = math.cos(theta), math.sin(theta)
+    x = v.add(v.scale(u, cs), v.scale(w, sn))
+    y = v.sub(v.scale(w, cs), v.scale(u, sn))
+    z = v.cross(x, y)
+    for i in range(3):
+        out[0, i] = x[i]
+        out[1, i] = y[i]
+        out[2, i] = z[i]
+    return True
+
+
+@njit
+def _eig_fast_into(a, out):
+    """Covariance axes in closed form; False when Jacobi should decide instead.
+
+    The largest eigenvalue from the trigonometric solution of the
+    characteristic cubic (Smith 1961), its eigenvector as the best-conditioned
+    cross product of two rows of ``a - l0 I``, the other two axes by the 2x2
+    rotation in the plane orthogonal to it. A fraction of the cost of Jacobi
+    sweeps; used when the largest eigenvalue is well separated (the cross
+    product's norm is not at rounding level), otherwise ``False``.
+    """
+    a00, a11, a22 = a[0, 0], a[1, 1], a[2, 2]
+    a01, a02, a12 = a[0, 1], a[0, 2], a[1, 2]
+    p1 = a01 * a01 + a02 * a02 + a12 * a12
+    q = (a00 + a11 + a22) / 3.0
+    b00, b11, b22 = a00 - q, a11 - q, a22 - q
+    p2 = b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * p1
+    if not p2 > 0.0:
+        return False
+    pp = math.sqrt(p2 / 6.0)
+    det = (b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02)
+           + a02 * (a01 * a12 - b11 * a02)) / (pp * pp * pp)
+    r = min(max(0.5 * det, -1.0), 1.0)
+    l0 = q + 2.0 * pp * math.cos(math.acos(r) / 3.0)
+    r0 = (a00 - l0, a01, a02)
+    r1 = (a01, a11 - l0, a12)
+    r2 = (a02, a12, a22 - l0)
+    c01, c02, c12 = v.cross(r0, r1), v.cross(r0, r2), v.cross(r1, r2)
+    n01, n02, n12 = v.norm2(c01), v.norm2(c02), v.norm2(c12)
+    x, nx = c01, n01
+    if n02 > nx:
+        x, nx = c02, n02
+    if n12 > nx:
+        x, nx = c12, n12
+    if not nx > 1e-16 * p2 * p2:  # l0 (near-)repeated: its eigenvector is ill-posed
+        return False
+    x = v.scale(x, 1.0 / math.sqrt(nx))
+    # an orthonormal basis (u, w) of the plane orthogonal to x
+    if abs(x[0]) < 0.6:
+        u = v.cross(x, (1.0, 0.0, 0.0))
+    else:
+        u = v.cross(x, (0.0, 1.0, 0.0))
+    u = v.scale(u, 1.0 / v.norm(u))
+    w = v.cross(x, u)
+    au = (a00 * u[0] + a01 * u[1] + a02 * u[2], a01 * u[0] + a11 * u[1] + a12 * u[2],
+          a02 * u[0] + a12 * u[1] + a22 * u[2])
+    aw = (a00 * w[0] + a01 * w[1] + a02 * w[2], a01 * w[0] + a11 * w[1] + a12 * w[2],
+          a02 * w[0] + a12 * w[1] + a22 * w[2])
+    theta = 0.5 * math.atan2(2.0 * v.dot(u, aw), v.dot(u, au) - v.dot(w, aw))
+    cs, sn = math.cos(theta), math.sin(theta)
+    y = v.add(v.scale(u, cs), v.scale(w, sn))
+    z = v.cross(x, y)
+    for i in range(3):
+        out[0, i] = x[i]
+        out[1, i] = y[i]
+        out[2, i] = z[i]
+    return True
+
+
+@njit
+def _swap(rows, perm, proj, i, j):
+    for col in range(rows.shape[1]):
+        x = rows[i, col]
+        rows[i, col] = rows[j, col]
+        rows[j, col] = x
+    k = perm[i]
+    perm[i] = perm[j]
+    perm[j] = k
+    x = proj[i]
+    proj[i] = proj[j]
+    proj[j] = x
+
+
+@njit
 def _build_kernel(tv, leaf_size, fit):
-    """Top-down build. Returns the flat node arrays and the triangle order."""
+    """Top-down build. Returns the packed ``nodes (N, 16)`` and ``links (N, 3)``
+    (see :class:`OBBTree`), the triangle order and the corners (m, 3, 3) in
+    that order.
+
+    The triangles' corners and moments live in one row each and are
+    partitioned in place, so every node's triangles are contiguous in memory
+    (an index array into the mesh would make every level a random gather).
+    """
     m = tv.shape[0]
     cap = max(1, 2 * m - 1)
-    centers = np.empty((cap, 3))
-    axes = np.empty((cap, 3, 3))
-    halfs = np.empty((cap, 3))
-    child = np.full(cap, -1, dtype=np.int64)  # first child; second is child + 1
-    starts = np.empty(cap, dtype=np.int64)
-    counts = np.empty(cap, dtype=np.int64)
+    nodes = np.empty((cap, 16))
+    links = np.empty((cap, 3), dtype=np.int64)  # first child (second is +1, -1 for a leaf), start, count
     perm = np.arange(m)
     proj = np.empty(m)
+    rows = np.empty((m, _ROW))
     w, first, second = _triangle_moments(tv, fit)
-    if fit != 0:
-        w0, first0, second0 = _triangle_moments(tv, 0)
-    else:
-        w0, first0, second0 = w, first, second
+    for t in range(m):
+        for i in range(3):
+            for j in range(3):
+                rows[t, _TV + 3 * i + j] = tv[t, i, j]
+        rows[t, _MOM] = w[t]
+        for i in range(3):
+            rows[t, _MOM + 1 + i] = first[t, i]
+        for i in range(6):
+            rows[t, _MOM + 4 + i] = second[t, i]
     cov = np.empty((3, 3))
     work_m = np.empty((3, 3))
     work_v = np.empty((3, 3))
     n_nodes = 1
-    starts[0] = 0
-    counts[0] = m
+    links[0, 0] = -1
+    links[0, 1] = 0
+    links[0, 2] = m
     stack = np.empty(cap, dtype=np.int64)
     stack[0] = 0
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        s = starts[node]
-        c = counts[node]
-        if not _node_covariance(w, first, second, perm, s, c, cov):
-            _node_covariance(w0, first0, second0, perm, s, c, cov)  # all areas zero
-        _eig_into(cov, work_m, work_v, axes[node])
-        _fit_box(tv, perm, s, c, axes[node], centers[node], halfs[node])
+        s = links[node, 1]
+        c = links[node, 2]
+        axes = nodes[node, 3:12].reshape(3, 3)
+        if not _node_covariance(rows, s, c, cov):
+            _node_vertex_covariance(rows, s, c, cov)  # all areas zero
+        if c == 1:
+            done = _eig_flat_into(cov, rows, s, axes)
+        else:
+            done = _eig_fast_into(cov, axes)
+        if not done:
+            _eig_into(cov, work_m, work_v, axes)
+        _fit_box(rows, s, c, axes, nodes[node, 0:3], nodes[node, 12:15])
+        nodes[node, 15] = math.sqrt(nodes[node, 12] ** 2 + nodes[node, 13] ** 2 + nodes[node, 14] ** 2)
         if c <= leaf_size:
             continue
         # Split across the longest axis at the mean of the centroids.
         k = 0
-        if halfs[node, 1] > halfs[node, k]:
+        if nodes[node, 13] > nodes[node, 12 + k]:
             k = 1
-        if halfs[node, 2] > halfs[node, k]:
+        if nodes[node, 14] > nodes[node, 12 + k]:
             k = 2
-        ax = (axes[node, k, 0], axes[node, k, 1], axes[node, k, 2])
+        ax = (axes[k, 0], axes[k, 1], axes[k, 2])
         mean = 0.0
         for i in range(s, s + c):
-            t = perm[i]
-            p = (ax[0] * (tv[t, 0, 0] + tv[t, 1, 0] + tv[t, 2, 0])
-                 + ax[1] * (tv[t, 0, 1] + tv[t, 1, 1] + tv[t, 2, 1])
-                 + ax[2] * (tv[t, 0, 2] + tv[t, 1, 2] + tv[t, 2, 2]))
+            p = (ax[0] * (rows[i, 0] + rows[i, 3] + rows[i, 6])
+                 + ax[1] * (rows[i, 1] + rows[i, 4] + rows[i, 7])
+                 + ax[2] * (rows[i, 2] + rows[i, 5] + rows[i, 8]))
             proj[i] = p
             mean += p
         mean /= c
+        # Hoare partition: swap only pairs that are both on the wrong side.
         lo = s
         hi = s + c - 1
-        while lo <= hi:
-            if proj[lo] < mean:
+        while True:
+            while lo <= hi and proj[lo] < mean:
                 lo += 1
-            else:
-                tmp = perm[lo]
-                perm[lo] = perm[hi]
-                perm[hi] = tmp
-                tp = proj[lo]
-                proj[lo] = proj[hi]
-                proj[hi] = tp
+            while lo <= hi and not proj[hi] < mean:
                 hi -= 1
+            if lo >= hi:
+                break
+            _swap(rows, perm, proj, lo, hi)
+            lo += 1
+            hi -= 1
         n_left = lo - s
         if n_left == 0 or n_left == c:
             # Median split: order by projection, halve.
-            order = np.argsort(proj[s:s + c])
-            seg = perm[s:s + c].copy()
-            for i in range(c):
-                perm[s + i] = seg[order[i]]
+            order = np.argsort(proj[s:s + c]) + s
+            rows[s:s + c] = rows[order]
+            perm[s:s + c] = perm[order]
             n_left = c // 2
         left = n_nodes
         n_nodes += 2
-        child[node] = left
-        starts[left] = s
-        counts[left] = n_left
-        starts[left + 1] = s + n_left
-        counts[left + 1] = c - n_left
+        links[node, 0] = left
+        links[left, 0] = -1
+        links[left, 1] = s
+        links[left, 2] = n_left
+        links[left + 1, 0] = -1
+        links[left + 1, 1] = s + n_left
+        links[left + 1, 2] = c - n_left
         stack[top] = left + 1
         stack[top + 1] = left
         top += 2
-    return (centers[:n_nodes].copy(), axes[:n_nodes].copy(), halfs[:n_nodes].copy(),
-            child[:n_nodes].copy(), starts[:n_nodes].copy(), counts[:n_nodes].copy(), perm)
+    corners = np.ascontiguousarray(rows[:, _TV:_TV + 9]).reshape(m, 3, 3)
+    return nodes[:n_nodes].copy(), links[:n_nodes].copy(), perm, corners
 
 
 @njit
@@ -416,24 +578,18 @@ class OBBTree:
         self.fit = fit
         self.leaf_size = int(leaf_size)
         tv = np.ascontiguousarray(self.vertices[self.faces])
-        centers, axes, halfs, child, start, count, self.tri_index = _build_kernel(
-            tv, self.leaf_size, _FIT_CODE[fit])
-        n = len(child)
         # Packed layout walked by the kernels (one row per node, few arguments
         # per call); the named attributes are views into it.
-        self.nodes = np.empty((n, 16))
-        self.nodes[:, 0:3] = centers
-        self.nodes[:, 3:12] = axes.reshape(n, 9)
-        self.nodes[:, 12:15] = halfs
-        self.links = np.ascontiguousarray(np.stack([child, start, count], axis=1))
+        self.nodes, self.links, self.tri_index, self.triangles = _build_kernel(
+            tv, self.leaf_size, _FIT_CODE[fit])
+        n = len(self.nodes)
         self.centers = self.nodes[:, 0:3]
         self.axes = self.nodes[:, 3:12].reshape(n, 3, 3)
         self.half_extents = self.nodes[:, 12:15]
         self.child, self.start, self.count = self.links[:, 0], self.links[:, 1], self.links[:, 2]
-        self.triangles = np.ascontiguousarray(tv[self.tri_index])
         if fit == "hull":
             self._refit_hull()
-        self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
+            self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
         self.arrays = (self.nodes, self.links, self.triangles)
         self.query_arrays = self.arrays + (self.tri_index,)
         self._closed = None
