@@ -19,6 +19,9 @@ def _parser():
     p.add_argument("--mesh", action="append", default=[], metavar="PATH",
                    help="add a mesh file as a body (repeatable; any format trimesh reads)")
     p.add_argument("--empty", action="store_true", help="start without the default scene")
+    p.add_argument("--scene", metavar="NAME|PATH",
+                   help="load a scene file (TOML), or an example scene by name (see --list-scenes)")
+    p.add_argument("--list-scenes", action="store_true", help="list the example scenes and exit")
     p.add_argument("--headless", action="store_true", help="render offscreen (EGL), no window")
     p.add_argument("--frames", type=int, default=None, help="run this many frames, then exit")
     p.add_argument("--screenshot", metavar="PNG", help="save the last frame as a PNG")
@@ -70,6 +73,21 @@ def main(argv=None):
     if args.demo:
         demo()
         return 0
+    if args.list_scenes:
+        from .scene_file import scene_registry
+
+        for name, path in scene_registry().items():
+            print(f"{name:20s} {path}")
+        return 0
+    scene_path = None
+    if args.scene:
+        from .scene_file import scene_registry
+
+        scene_path = scene_registry().get(args.scene, args.scene)
+        if not os.path.isfile(scene_path):
+            print(f"--scene: {args.scene!r} is neither an example scene ({', '.join(scene_registry())}) "
+                  "nor a file", file=sys.stderr)
+            return 2
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))
     except ValueError:
@@ -108,8 +126,14 @@ def main(argv=None):
     from .viewer.session import Session
     from .world import World
 
-    world = World([]) if args.empty else default_scene()
+    world = World([]) if (args.empty or scene_path) else default_scene()
     session = Session(world)
+    if scene_path:
+        # a window loads in the background (loading indicator in the HUD);
+        # a fixed number of frames wants the scene from the first one
+        if args.frames is not None:
+            print(f"loading {scene_path} ...", file=sys.stderr)
+        session.load_scene(scene_path, wait=args.frames is not None)
     for path in args.mesh:
         session.add_mesh(path)
     session.frame_camera()

@@ -16,7 +16,8 @@ import numpy as np
 
 import collision as co
 
-from .scene import ASSETS, DEFAULT_SCENE, PALETTE, _load_trimesh
+from .mesh_io import load_mesh
+from .scene import ASSETS, DEFAULT_SCENE, PALETTE
 from .world import Body, World, pose_matrix, rotation
 
 PHASES = ("update", "broad", "narrow", "render", "wall")
@@ -37,7 +38,7 @@ def stress_scene(n, seed=0, spacing=1.6):
     rng = np.random.default_rng(seed)
     meshes = []
     for name, fname, *_ in DEFAULT_SCENE:
-        m = _load_trimesh(os.path.join(ASSETS, fname))
+        m = load_mesh(os.path.join(ASSETS, fname))
         v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
         meshes.append((name, v, f, co.OBBTree(v, f)))
     side = max(1, math.ceil(n ** (1 / 3)))

@@ -11,7 +11,7 @@ import numpy as np
 
 import collision as co
 
-from .world import Body, World, pose_matrix, rotation
+from .world import Body, MassProperties, World, pose_matrix, rotation
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
 
@@ -33,21 +33,6 @@ DEFAULT_SCENE = [
 ]
 
 
-def _load_trimesh(path):
-    """Read any format trimesh reads into one Trimesh (scenes flattened with their transforms)."""
-    import trimesh
-
-    # process=False first: processing would silently drop NaN vertices and
-    # the faces using them, and the user should hear about a broken file
-    loaded = trimesh.load(path, force="mesh", process=False)
-    if not isinstance(loaded, trimesh.Trimesh):
-        raise ValueError("the file holds no triangle mesh")
-    if not np.all(np.isfinite(np.asarray(loaded.vertices, float))):
-        raise ValueError("the mesh has NaN or infinite vertex coordinates")
-    loaded.process(validate=False)  # merge duplicate vertices
-    return loaded
-
-
 def make_body(name, vertices, faces, pose, color, spin=(0, 0, 0)):
     """A body from arrays (builds its OBB tree)."""
     tree = co.OBBTree(vertices, faces)
@@ -58,45 +43,184 @@ def make_body(name, vertices, faces, pose, color, spin=(0, 0, 0)):
 def load_mesh_body(path, index=0, position=None):
     """A body from a mesh file, or the reason it cannot be one.
 
+    The mesh is re-centred on its bounding box (``body.source_offset`` keeps
+    the shift, so a saved scene puts the file's own frame back).
+
     Returns
     -------
     (Body, None) or (None, str)
-        The message names the file and the problem.
+        The message names the file and the problem; a body may come with a
+        warning instead (unusual size).
     """
+    from .mesh_io import MeshLoadError, load_mesh
+
     name = os.path.basename(path)
-    if not os.path.isfile(path):
-        return None, f"{path}: no such file"
     try:
-        m = _load_trimesh(path)
-    except Exception as exc:  # trimesh raises many kinds for broken files
-        return None, f"{path}: cannot read a mesh ({type(exc).__name__}: {exc})"
+        m = load_mesh(path)
+    except MeshLoadError as exc:
+        return None, str(exc)
     v = np.asarray(m.vertices, float)
     f = np.asarray(m.faces, np.int64)
-    if len(f) == 0 or len(v) == 0:
-        return None, f"{path}: the mesh has no triangles"
-    if not np.all(np.isfinite(v)):
-        return None, f"{path}: the mesh has NaN or infinite vertices"
     size = float(np.ptp(v, axis=0).max())
-    if size == 0.0:
-        return None, f"{path}: the mesh is a single point (zero size)"
     warn = None
     if size > 1e3 or size < 1e-3:
         warn = f"{path}: unusual size {size:.3g} (units?); the camera is refitted"
-    v = v - (v.min(0) + v.max(0)) / 2
+    offset = (v.min(0) + v.max(0)) / 2
+    v = v - offset
     if position is None:
         position = (2.0 + 1.5 * index, size / 2, 2.0)
     try:
         body = make_body(name, v, f, pose_matrix(None, position), PALETTE[(index + 3) % len(PALETTE)])
     except ValueError as exc:
         return None, f"{path}: {exc}"
+    body.source = os.path.abspath(path)
+    body.source_offset = offset
     return body, warn
 
 
 def default_scene():
     """The demo: six project meshes, some overlapping, slowly spinning."""
     bodies = []
+    from .mesh_io import load_mesh
+
     for k, (name, fname, pos, (axis, angle), spin) in enumerate(DEFAULT_SCENE):
-        m = _load_trimesh(os.path.join(ASSETS, fname))
+        m = load_mesh(os.path.join(ASSETS, fname))
         pose = pose_matrix(rotation(axis, angle) if angle else None, pos)
-        bodies.append(make_body(name, m.vertices, m.faces, pose, PALETTE[k % len(PALETTE)], spin))
+        body = make_body(name, m.vertices, m.faces, pose, PALETTE[k % len(PALETTE)], spin)
+        body.source = os.path.join(ASSETS, fname)
+        bodies.append(body)
     return World(bodies)
+
+
+# -- scene files -------------------------------------------------------------------------
+
+
+def primitive_mesh(spec):
+    """The triangle mesh of a primitive body spec (box, sphere, capsule, cylinder, plane)."""
+    import trimesh
+
+    if spec.shape == "box":
+        return trimesh.creation.box(extents=spec.size)
+    if spec.shape == "sphere":
+        return trimesh.creation.icosphere(subdivisions=3, radius=spec.radius)
+    if spec.shape == "capsule":  # axis along y
+        m = trimesh.creation.capsule(height=spec.height, radius=spec.radius, count=[24, 24])
+        m.apply_transform(trimesh.transformations.rotation_matrix(-np.pi / 2, [1, 0, 0]))
+        return m
+    if spec.shape == "cylinder":
+        m = trimesh.creation.cylinder(radius=spec.radius, height=spec.height, sections=32)
+        m.apply_transform(trimesh.transformations.rotation_matrix(-np.pi / 2, [1, 0, 0]))
+        return m
+    if spec.shape == "plane":  # a square in y = 0, facing up; open, so static only
+        hx, hz = spec.size[0] / 2, spec.size[1] / 2
+        v = np.array([[-hx, 0, -hz], [hx, 0, -hz], [hx, 0, hz], [-hx, 0, hz]], float)
+        return trimesh.Trimesh(v, np.array([[0, 2, 1], [0, 3, 2]]), process=False)
+    raise ValueError(f"unknown shape {spec.shape!r}")
+
+
+def mass_properties(vertices, faces, density):
+    """:class:`MassProperties` of a closed mesh, or None for an open one (it can only be static)."""
+    import trimesh
+
+    m = trimesh.Trimesh(vertices, faces, process=False)
+    if not m.is_watertight:
+        return None
+    if m.volume < 0:
+        m.invert()  # inside-out winding
+    m.density = float(density)
+    mp = m.mass_properties
+    return MassProperties(float(density), float(mp.volume), float(mp.mass), np.array(mp.center_mass, float),
+                          np.array(mp.inertia, float))
+
+
+def build_body(spec, index=0, cache=True, progress=None):
+    """A :class:`Body` from a checked :class:`~app.scene_file.BodySpec`.
+
+    Loads the mesh (or makes the primitive), cuts it into convex pieces
+    (cached), builds the trees and the mass properties.
+
+    Raises
+    ------
+    ValueError
+        With a message naming the body (and the file) when it cannot be built.
+    """
+    from .mesh_io import load_mesh
+    from .pieces import DecomposeSettings, convex_pieces
+
+    if spec.mesh is not None:
+        mesh = load_mesh(spec.mesh, scale=spec.scale, progress=progress)
+    else:
+        mesh = primitive_mesh(spec)
+        if spec.scale != 1.0:
+            mesh.apply_scale(spec.scale)
+    v = np.asarray(mesh.vertices, float)
+    f = np.asarray(mesh.faces, np.int64)
+    mass = mass_properties(v, f, spec.density)
+    if mass is None and spec.motion != "static":
+        raise ValueError(f"body {spec.name!r}: the mesh is open (not watertight), so it has no volume or mass: "
+                         "it can only be static (motion = \"static\")")
+    pieces = None
+    if mass is not None:
+        try:
+            pieces = convex_pieces(v, f, DecomposeSettings(**spec.decompose), cache=cache, progress=progress)
+        except (ValueError, RuntimeError) as exc:
+            raise ValueError(f"body {spec.name!r}: convex decomposition failed ({exc})") from None
+    color = spec.color if spec.color is not None else PALETTE[index % len(PALETTE)]
+    body = Body(spec.name, v, f, co.OBBTree(v, f), spec.pose(), tuple(color),
+                np.asarray(spec.angular_velocity, float),
+                velocity=np.asarray(spec.velocity, float), motion=spec.motion, pieces=pieces, mass=mass)
+    body.spec = spec
+    body.source = spec.mesh
+    return body
+
+
+def body_spec(body):
+    """A :class:`~app.scene_file.BodySpec` of a body as it is now (pose, velocities), for saving."""
+    import dataclasses
+
+    from .scene_file import BodySpec
+
+    base = getattr(body, "spec", None)
+    if base is None:
+        source = getattr(body, "source", None)
+        if source is None:
+            raise ValueError(f"body {body.name!r} has no mesh file or shape to save")
+        base = BodySpec(name=body.name, mesh=source, motion=body.motion)
+    r, t = body.pose[:3, :3], body.pose[:3, 3]
+    offset = getattr(body, "source_offset", None)
+    if offset is not None and base.mesh is not None:
+        t = t - r @ offset  # the file's frame, not the re-centred one
+    # r = Rz Ry Rx (BodySpec.pose): extrinsic x, y, z angles (scipy handles gimbal lock)
+    import warnings
+
+    from scipy.spatial.transform import Rotation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "gimbal lock detected": still a valid triple
+        angles = Rotation.from_matrix(r).as_euler("xyz", degrees=True)
+    return dataclasses.replace(
+        base, position=tuple(float(x) for x in t), rotation_deg=tuple(float(a) for a in angles),
+        velocity=tuple(float(x) for x in body.velocity), angular_velocity=tuple(float(x) for x in body.spin),
+        motion=body.motion, color=tuple(float(c) for c in body.color))
+
+
+def load_scene(path, cache=True, progress=None):
+    """A :class:`World` from a scene file, and the list of problems.
+
+    Bodies with errors (in the file, or in building: a broken mesh) are left
+    out, each with a message; the rest load. Raises
+    :class:`~app.scene_file.SceneError` only when the file itself is unusable.
+    """
+    from .mesh_io import MeshLoadError
+    from .scene_file import read_scene
+
+    spec, errors = read_scene(path)
+    bodies = []
+    for k, b in enumerate(spec.bodies):
+        try:
+            bodies.append(build_body(b, k, cache=cache, progress=progress))
+        except (MeshLoadError, ValueError) as exc:
+            errors.append(f"{spec.path}: {exc}" if not str(exc).startswith(spec.path) else str(exc))
+    world = World(bodies, dt=spec.dt)
+    world.scene = spec
+    return world, errors

@@ -73,7 +73,17 @@ class Body:
     color : (3,) float
         RGB in 0..1.
     spin : (3,) float64
-        Kinematic angular velocity (rad/s, world frame) of the demo motion.
+        Angular velocity (rad/s, world frame) about the body's centre.
+    velocity : (3,) float64
+        Linear velocity (units/s, world frame).
+    motion : str
+        ``"static"`` bodies never move; ``"kinematic"`` and ``"dynamic"`` ones
+        move with their velocities (forces and responses come with the
+        dynamics).
+    pieces : app.pieces.ConvexPieces or None
+        Convex pieces with their trees (scene files; None for the demo meshes).
+    mass : MassProperties or None
+        From the closed mesh and the density; None for open meshes (static only).
     """
 
     name: str
@@ -84,9 +94,15 @@ class Body:
     color: tuple
     spin: np.ndarray = field(default_factory=lambda: np.zeros(3))
     home: np.ndarray = None
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    motion: str = "kinematic"
+    pieces: object = None
+    mass: object = None
 
     def __post_init__(self):
         self.pose = np.array(self.pose, dtype=float)
+        self.spin = np.asarray(self.spin, dtype=float)
+        self.velocity = np.asarray(self.velocity, dtype=float)
         if self.home is None:
             self.home = self.pose.copy()
         self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
@@ -100,6 +116,28 @@ class Body:
 
     def world_center(self):
         return self.pose[:3, :3] @ self.tree.centers[0] + self.pose[:3, 3]
+
+
+@dataclass(frozen=True)
+class MassProperties:
+    """Mass properties of a closed mesh at a density.
+
+    Attributes
+    ----------
+    density : float
+    volume : float
+    mass : float
+    center : (3,) float64
+        Centre of mass, model frame.
+    inertia : (3, 3) float64
+        Inertia tensor about the centre of mass, model frame axes.
+    """
+
+    density: float
+    volume: float
+    mass: float
+    center: np.ndarray
+    inertia: np.ndarray
 
 
 @dataclass(eq=False)
@@ -161,8 +199,12 @@ class World:
         return steps
 
     def step(self):
-        """One fixed step of the kinematic demo motion: each body spins about its centre."""
-        moving = [b for b in self.bodies if np.any(b.spin)]
+        """One fixed step of the kinematic motion: bodies translate with their velocity and
+        spin about their centre (static bodies stay)."""
+        for b in self.bodies:
+            if b.motion != "static" and np.any(b.velocity):
+                b.pose[:3, 3] += b.velocity * self.dt
+        moving = [b for b in self.bodies if b.motion != "static" and np.any(b.spin)]
         if moving:  # all spinning bodies at once
             spin = np.array([b.spin for b in moving])
             w = np.linalg.norm(spin, axis=1)

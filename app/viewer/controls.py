@@ -32,12 +32,15 @@ BINDINGS = [
     ("BRACKETRIGHT", "depth", 1, "show OBB tree one level deeper"),
     ("BRACKETLEFT", "depth", -1, "show OBB tree one level shallower"),
     ("V", "toggle", "aabbs", "world AABBs (broad phase) on / off"),
+    ("K", "toggle", "pieces", "convex pieces (scene files' decomposition) on / off"),
     ("T", "toggle", "triangles", "colliding triangles on / off"),
     ("G", "toggle", "segments", "intersection curves on / off"),
     ("C", "toggle", "contacts", "contact points and normals on / off"),
     ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
     ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
     ("H", "toggle", "help", "this help"),
+    ("F5", "save_scene", None, "save the scene (TOML) with the bodies where they are now"),
+    ("F6", "next_scene", None, "load the next example scene (assets/scenes)"),
     ("ESCAPE", "quit", None, "quit"),
 ]
 

@@ -251,6 +251,10 @@ class Hud:
         self._text = (None, None)
         self._stamp = 0.0
 
+    def refresh_now(self):
+        """Lay the text out again on the next draw (before a screenshot)."""
+        self._stamp = -np.inf
+
     def draw(self, lines, help_lines, width, height):
         text = ("\n".join(lines), "\n".join(help_lines))
         now = time.perf_counter()

@@ -8,6 +8,7 @@ without a window, and the window tests check that the pixels agree.
 
 import math
 import os
+import threading
 import time
 from collections import deque
 
@@ -32,9 +33,10 @@ COLORS = {
     "pruned": (0.55, 0.22, 0.22),
     "axis": (1.00, 0.55, 0.00),
     "selected": (1.00, 1.00, 1.00),
+    "pieces": (0.55, 0.95, 0.45),
 }
 
-OVERLAYS = ("boxes", "aabbs", "triangles", "segments", "contacts", "traversal", "axis", "help", "grid")
+OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "traversal", "axis", "help", "grid")
 
 
 class LineCollector:
@@ -86,8 +88,10 @@ class Session:
         Where ``P`` saves screenshots.
     """
 
-    def __init__(self, world, screenshot_dir="."):
+    def __init__(self, world, screenshot_dir=".", scene_path=None):
         self.world = world
+        self.scene_path = scene_path  # where F5 saves; None: ./scene.toml
+        self._loading = None  # the background scene load, see load_scene
         self.camera = OrbitCamera()
         self.selected = None
         self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "grid") for name in OVERLAYS}
@@ -237,10 +241,120 @@ class Session:
             self.frame_camera()
         return True
 
+    # -- scenes ----------------------------------------------------------------
+
+    def load_scene(self, path, wait=False):
+        """Load a scene file in a background thread; the current scene stays until it is ready.
+
+        Decomposition and tree builds can take seconds on a first load, so the
+        window keeps drawing and answering meanwhile; :meth:`poll` (called every
+        frame) swaps the new world in. ``wait=True`` blocks (scripts, tests).
+        """
+        if self._loading is not None:
+            self.say("a scene is still loading; wait for it", error=True)
+            return False
+        state = {"path": path, "message": "reading", "result": None, "start": time.monotonic()}
+
+        def work():
+            from ..scene import load_scene
+            from ..scene_file import SceneError
+
+            def progress(text):
+                state["message"] = text
+
+            try:
+                state["result"] = load_scene(path, progress=progress)
+            except SceneError as exc:
+                state["result"] = (None, [str(exc)])
+            except Exception as exc:  # never lose the viewer to a loader bug
+                state["result"] = (None, [f"{path}: loading failed ({type(exc).__name__}: {exc})"])
+
+        state["thread"] = threading.Thread(target=work, name="scene-loader", daemon=True)
+        self._loading = state
+        state["thread"].start()
+        if wait:
+            state["thread"].join()
+            self.poll()
+        return True
+
+    def poll(self):
+        """Swap in a scene whose background load has finished; returns True when it did."""
+        state = self._loading
+        if state is None or state["thread"].is_alive():
+            return False
+        self._loading = None
+        world, errors = state["result"]
+        for text in errors:
+            self.say(text, error=True)
+        if world is None:
+            return True
+        if not world.bodies:
+            self.say(f"{state['path']}: no body could be loaded; keeping the current scene", error=True)
+            return True
+        self.world = world
+        self.scene_path = state["path"]
+        self.selected = None
+        self.depth = 0
+        self.frame_camera()
+        name = getattr(getattr(world, "scene", None), "name", os.path.basename(state["path"]))
+        self.say(f"loaded scene {name!r}: {len(world.bodies)} bodies")
+        return True
+
+    @property
+    def loading(self):
+        """``(path, message, seconds)`` of a load in progress, or None."""
+        s = self._loading
+        if s is None:
+            return None
+        return s["path"], s["message"], time.monotonic() - s["start"]
+
+    def do_save_scene(self, _arg, _shift):
+        self.save_scene()
+
+    def save_scene(self, path=None):
+        """Write the scene with every body where it is now (atomic); returns the path or None."""
+        from ..scene import body_spec
+        from ..scene_file import SceneSpec, save_scene
+
+        path = path or self.scene_path or os.path.join(self.screenshot_dir, "scene.toml")
+        bodies, skipped = [], []
+        for b in self.world.bodies:
+            try:
+                bodies.append(body_spec(b))
+            except ValueError:
+                skipped.append(b.name)
+        base = getattr(self.world, "scene", None)
+        spec = SceneSpec(bodies=bodies, name=getattr(base, "name", "scene"), dt=self.world.dt,
+                         gravity=getattr(base, "gravity", (0.0, -9.81, 0.0)))
+        try:
+            save_scene(path, spec)
+        except OSError as exc:
+            self.say(f"{path}: cannot save the scene ({exc.strerror or exc}); nothing was changed", error=True)
+            return None
+        self.scene_path = path
+        self.say(f"saved {len(bodies)} bodies to {path}"
+                 + (f" (skipped {', '.join(skipped)}: no file)" if skipped else ""))
+        return path
+
+    def do_next_scene(self, _arg, _shift):
+        from ..scene_file import scene_registry
+
+        scenes = list(scene_registry().values())
+        if not scenes:
+            self.say("no example scenes in assets/scenes", error=True)
+            return
+        try:
+            k = (scenes.index(self.scene_path) + 1) % len(scenes)
+        except ValueError:
+            k = 0
+        self.say(f"loading {os.path.basename(scenes[k])} ...")
+        self.load_scene(scenes[k])
+
     # -- per frame -----------------------------------------------------------
 
     def update(self, frame_dt):
-        """Advance the world and run detection for this frame."""
+        """Swap in a finished scene load, advance the world and run detection for this frame."""
+        self.poll()
         self.world.frame(frame_dt)
 
     def overlays(self):
@@ -260,6 +374,14 @@ class Session:
             boxes = np.array([b.world_aabb() for b in world.bodies]) if world.bodies else np.zeros((0, 2, 3))
             if len(boxes):
                 draw._add_lines(aabb_lines(boxes[:, 0], boxes[:, 1]), COLORS["aabbs"])
+        if self.flags["pieces"]:
+            for b in world.bodies:
+                if b.pieces is None:
+                    continue
+                r, t = b.pose[:3, :3], b.pose[:3, 3]
+                for hull in b.pieces.hulls:
+                    seg = hull.vertices[hull.edges] @ r.T + t
+                    draw.segments(seg, COLORS["pieces"])
         for c in world.contacts:
             a, b = world.bodies[c.a], world.bodies[c.b]
             result = co.CollideResult(True, c.pairs, c.segments, c.box_tests, c.tri_tests, c.contained, True)
@@ -332,6 +454,10 @@ class Session:
                                                          if k < 6 else "edge x edge"))
         else:
             lines.append("click a body (or Tab) to select it;  H for help")
+        if self._loading is not None:
+            path, message, seconds = self.loading
+            spinner = "|/-\\"[int(seconds * 8) % 4]
+            lines.append(f"{spinner} loading {os.path.basename(path)} ({seconds:.0f} s): {message}")
         now = time.monotonic()
         for text, when, error in self.messages:
             if now - when < 8.0:

@@ -81,6 +81,8 @@ class ViewerWindow(pyglet.window.Window):
         """Advance the session by one frame of ``frame_dt`` seconds and render it (no flip)."""
         t0 = time.perf_counter()
         self.session.update(frame_dt)
+        if self.session.screenshot_requested:
+            self.hud.refresh_now()
         self.render()
         t1 = time.perf_counter()
         times = self.session.times
@@ -167,6 +169,8 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
             apply_action(win, script[k])
             k += 1
         win.dispatch_events()
+        if frame == frames - 1:
+            win.hud.refresh_now()  # the last frame (and its screenshot) shows current numbers
         t0 = time.perf_counter()
         win.step_frame(frame_dt)
         wall = time.perf_counter() - t0

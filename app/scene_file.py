@@ -1,0 +1,338 @@
+"""Scene files (TOML): bodies from mesh files or primitives, read, checked, saved.
+
+A scene file looks like::
+
+    [scene]
+    name = "pile in a bowl"
+    dt = 0.008333            # fixed step, seconds (optional)
+
+    [[body]]
+    name = "bowl"
+    mesh = "../meshes/bowl.ply"   # relative to the scene file
+    position = [0.0, 0.6, 0.0]
+    rotation_deg = [0, 0, 0]      # about x, then y, then z (degrees)
+    motion = "static"             # "dynamic" (default), "kinematic" or "static"
+    [body.decompose]
+    method = "vhacd"
+    max_pieces = 12
+
+    [[body]]
+    name = "crate"
+    shape = "box"                 # box, sphere, capsule, cylinder or plane
+    size = [0.4, 0.4, 0.4]
+    position = [0.0, 2.0, 0.0]
+    velocity = [0.0, 0.0, 0.0]
+    angular_velocity = [0.0, 1.0, 0.0]
+    density = 500.0
+    color = [0.8, 0.5, 0.3]
+
+Reading never stops at the first problem: every body is checked, a body
+with an error is left out, and each error names the file, the body and the
+key. Saving writes a temporary file and renames it over the target, so a
+failed write never destroys the old file.
+"""
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "scene_registry",
+           "SHAPES", "MOTIONS"]
+
+SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "height"),
+          "cylinder": ("radius", "height"), "plane": ("size",)}
+MOTIONS = ("dynamic", "kinematic", "static")
+DECOMPOSE_KEYS = {"method": str, "max_pieces": int, "resolution": int, "threshold": float, "max_vertices": int}
+BODY_KEYS = {"name", "mesh", "shape", "size", "radius", "height", "scale", "position", "rotation_deg",
+             "velocity", "angular_velocity", "density", "motion", "color", "decompose"}
+SCENE_KEYS = {"name", "dt", "gravity"}
+
+ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
+
+
+class SceneError(ValueError):
+    """A scene file that cannot be read at all (missing, not TOML, no bodies)."""
+
+
+@dataclass
+class BodySpec:
+    """One body of a scene file, checked. Angles in degrees, lengths in scene units."""
+
+    name: str
+    mesh: str = None              # absolute path, or None for a primitive
+    shape: str = None             # one of SHAPES when mesh is None
+    size: tuple = None            # box: (x, y, z) full lengths; plane: (x, z)
+    radius: float = None
+    height: float = None          # capsule / cylinder: length of the axis (y)
+    scale: float = 1.0
+    position: tuple = (0.0, 0.0, 0.0)
+    rotation_deg: tuple = (0.0, 0.0, 0.0)
+    velocity: tuple = (0.0, 0.0, 0.0)
+    angular_velocity: tuple = (0.0, 0.0, 0.0)
+    density: float = 1000.0
+    motion: str = "dynamic"
+    color: tuple = None
+    decompose: dict = field(default_factory=dict)
+
+    def pose(self):
+        """(4, 4) model-to-world transform: rotate about x, y, z in turn, then translate."""
+        rx, ry, rz = (math.radians(a) for a in self.rotation_deg)
+        cx, sx, cy, sy, cz, sz = math.cos(rx), math.sin(rx), math.cos(ry), math.sin(ry), math.cos(rz), math.sin(rz)
+        mx = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]])
+        my = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
+        mz = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
+        p = np.eye(4)
+        p[:3, :3] = mz @ my @ mx
+        p[:3, 3] = self.position
+        return p
+
+
+@dataclass
+class SceneSpec:
+    """A checked scene: its bodies and settings; ``path`` is where it was read from."""
+
+    bodies: list
+    name: str = "scene"
+    dt: float = 1.0 / 120.0
+    gravity: tuple = (0.0, -9.81, 0.0)
+    path: str = None
+
+
+def _where(path, index, name):
+    who = f"body {name!r}" if name else f"body #{index + 1}"
+    return f"{path}: {who}"
+
+
+def _vec(value, n, key, where, positive=False, unit=False):
+    if not isinstance(value, (list, tuple)) or len(value) != n or \
+            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+        raise ValueError(f"{where}: key {key!r}: expected a list of {n} numbers, got {value!r}")
+    out = tuple(float(x) for x in value)
+    if not all(math.isfinite(x) for x in out):
+        raise ValueError(f"{where}: key {key!r}: numbers must be finite, got {value!r}")
+    if positive and not all(x > 0 for x in out):
+        raise ValueError(f"{where}: key {key!r}: numbers must be > 0, got {value!r}")
+    if unit and not all(0.0 <= x <= 1.0 for x in out):
+        raise ValueError(f"{where}: key {key!r}: numbers must be in [0, 1], got {value!r}")
+    return out
+
+
+def _num(value, key, where, positive=True):
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ValueError(f"{where}: key {key!r}: expected a number, got {value!r}")
+    if positive and not value > 0:
+        raise ValueError(f"{where}: key {key!r}: must be > 0, got {value!r}")
+    return float(value)
+
+
+def _body(raw, index, path, base):
+    name = raw.get("name") if isinstance(raw, dict) else None
+    where = _where(path, index, name if isinstance(name, str) else None)
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected a table, got {raw!r}")
+    unknown = sorted(set(raw) - BODY_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(BODY_KEYS))})")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where}: key 'name': expected a non-empty string, got {name!r}")
+    spec = BodySpec(name=name)
+    has_mesh, has_shape = "mesh" in raw, "shape" in raw
+    if has_mesh == has_shape:
+        raise ValueError(f"{where}: give exactly one of 'mesh' (a file) or 'shape' ({', '.join(SHAPES)})")
+    if has_mesh:
+        if not isinstance(raw["mesh"], str):
+            raise ValueError(f"{where}: key 'mesh': expected a file path, got {raw['mesh']!r}")
+        mesh = os.path.normpath(os.path.join(base, os.path.expanduser(raw["mesh"])))
+        if not os.path.isfile(mesh):
+            raise ValueError(f"{where}: key 'mesh': no such file {mesh}")
+        spec.mesh = mesh
+        for key in ("size", "radius", "height"):
+            if key in raw:
+                raise ValueError(f"{where}: key {key!r} belongs to a primitive shape, not a mesh")
+    else:
+        shape = raw["shape"]
+        if shape not in SHAPES:
+            raise ValueError(f"{where}: key 'shape': expected one of {', '.join(SHAPES)}, got {shape!r}")
+        spec.shape = shape
+        for key in SHAPES[shape]:
+            if key not in raw:
+                raise ValueError(f"{where}: a {shape} needs the key {key!r}")
+        for key in ("size", "radius", "height"):
+            if key in raw and key not in SHAPES[shape]:
+                raise ValueError(f"{where}: key {key!r} does not apply to a {shape}")
+        if "size" in raw:
+            spec.size = _vec(raw["size"], 3 if shape == "box" else 2, "size", where, positive=True)
+        if "radius" in raw:
+            spec.radius = _num(raw["radius"], "radius", where)
+        if "height" in raw:
+            spec.height = _num(raw["height"], "height", where)
+    if "scale" in raw:
+        spec.scale = _num(raw["scale"], "scale", where)
+    for key in ("position", "rotation_deg", "velocity", "angular_velocity"):
+        if key in raw:
+            setattr(spec, key, _vec(raw[key], 3, key, where))
+    if "density" in raw:
+        spec.density = _num(raw["density"], "density", where)
+    if "motion" in raw:
+        if raw["motion"] not in MOTIONS:
+            raise ValueError(f"{where}: key 'motion': expected one of {', '.join(MOTIONS)}, got {raw['motion']!r}")
+        spec.motion = raw["motion"]
+    if spec.shape == "plane" and spec.motion != "static":
+        raise ValueError(f"{where}: a plane is open (no volume), so it can only be static (motion = \"static\")")
+    if "color" in raw:
+        spec.color = _vec(raw["color"], 3, "color", where, unit=True)
+    if "decompose" in raw:
+        dec = raw["decompose"]
+        if not isinstance(dec, dict):
+            raise ValueError(f"{where}: key 'decompose': expected a table, got {dec!r}")
+        for key, value in dec.items():
+            if key not in DECOMPOSE_KEYS:
+                raise ValueError(f"{where}: key 'decompose.{key}': unknown (known: {', '.join(DECOMPOSE_KEYS)})")
+            want = DECOMPOSE_KEYS[key]
+            ok = isinstance(value, want) and not isinstance(value, bool) if want is not float else \
+                isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not ok:
+                raise ValueError(f"{where}: key 'decompose.{key}': expected {want.__name__}, got {value!r}")
+        try:
+            from .pieces import DecomposeSettings
+
+            DecomposeSettings(**dec)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: key 'decompose': {exc}") from None
+        spec.decompose = dict(dec)
+    return spec
+
+
+def read_scene(path):
+    """Read and check a scene file.
+
+    Returns
+    -------
+    scene : SceneSpec
+        The bodies that passed the checks.
+    errors : list of str
+        One message per problem (file, body, key); the bodies with errors are
+        not in ``scene``.
+
+    Raises
+    ------
+    SceneError
+        The file is missing, is not TOML, or has no ``[[body]]`` list at all.
+    """
+    path = os.path.abspath(os.fspath(path))
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError:
+        raise SceneError(f"{path}: no such scene file") from None
+    except OSError as exc:
+        raise SceneError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SceneError(f"{path}: not a valid TOML file ({exc})") from None
+    errors = []
+    unknown = sorted(set(raw) - {"scene", "body"})
+    for key in unknown:
+        errors.append(f"{path}: unknown top-level key {key!r} (expected [scene] and [[body]])")
+    settings = raw.get("scene", {})
+    spec = SceneSpec(bodies=[], name=os.path.splitext(os.path.basename(path))[0], path=path)
+    if not isinstance(settings, dict):
+        errors.append(f"{path}: [scene] must be a table")
+        settings = {}
+    for key, value in settings.items():
+        try:
+            if key not in SCENE_KEYS:
+                raise ValueError(f"{path}: [scene]: unknown key {key!r} (known: {', '.join(sorted(SCENE_KEYS))})")
+            if key == "name":
+                if not isinstance(value, str):
+                    raise ValueError(f"{path}: [scene]: key 'name': expected a string, got {value!r}")
+                spec.name = value
+            elif key == "dt":
+                spec.dt = _num(value, "dt", f"{path}: [scene]")
+            else:
+                spec.gravity = _vec(value, 3, "gravity", f"{path}: [scene]")
+        except ValueError as exc:
+            errors.append(str(exc))
+    bodies = raw.get("body")
+    if not isinstance(bodies, list):
+        raise SceneError(f"{path}: no bodies: expected one or more [[body]] tables")
+    base = os.path.dirname(path)
+    names = set()
+    for i, item in enumerate(bodies):
+        try:
+            body = _body(item, i, path, base)
+            if body.name in names:
+                raise ValueError(f"{_where(path, i, body.name)}: key 'name': another body already has this name")
+            names.add(body.name)
+            spec.bodies.append(body)
+        except ValueError as exc:
+            errors.append(str(exc))
+    return spec, errors
+
+
+def _body_table(b, base):
+    out = {"name": b.name}
+    if b.mesh is not None:
+        rel = os.path.relpath(b.mesh, base) if base else b.mesh
+        out["mesh"] = rel.replace(os.sep, "/")
+    else:
+        out["shape"] = b.shape
+        for key in SHAPES[b.shape]:
+            value = getattr(b, key)
+            out[key] = list(value) if isinstance(value, tuple) else value
+    if b.scale != 1.0:
+        out["scale"] = b.scale
+    for key in ("position", "rotation_deg", "velocity", "angular_velocity"):
+        value = getattr(b, key)
+        if key == "position" or any(value):
+            out[key] = [float(x) for x in value]
+    out["density"] = b.density
+    out["motion"] = b.motion
+    if b.color is not None:
+        out["color"] = [float(x) for x in b.color]
+    if b.decompose:
+        out["decompose"] = dict(b.decompose)
+    return out
+
+
+def save_scene(path, scene):
+    """Write ``scene`` to ``path`` atomically (temp file in the same folder, then rename).
+
+    Mesh paths are written relative to the file's folder. On failure the old
+    file is untouched and the error (``OSError``) propagates.
+    """
+    import tomli_w
+
+    path = os.path.abspath(os.fspath(path))
+    base = os.path.dirname(path)
+    doc = {"scene": {"name": scene.name, "dt": float(scene.dt), "gravity": [float(g) for g in scene.gravity]},
+           "body": [_body_table(b, base) for b in scene.bodies]}
+    text = tomli_w.dumps(doc)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".toml", dir=base)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def scene_registry(folder=None):
+    """The example scenes by name: ``{name: path}`` for ``assets/scenes/*.toml``."""
+    folder = folder or os.path.join(ASSETS, "scenes")
+    if not os.path.isdir(folder):
+        return {}
+    return {os.path.splitext(f)[0]: os.path.join(folder, f)
+            for f in sorted(os.listdir(folder)) if f.endswith(".toml")}

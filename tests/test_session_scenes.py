@@ -1,0 +1,165 @@
+"""Scenes in the viewer session (GL-free): background loading, save, switching.
+
+The session loads a scene file in a worker thread while the old scene keeps
+running, swaps it in on the next frame, reports every problem in the HUD and
+on stderr, and saves the bodies where they are now so that reading the file
+back gives the same poses.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+from app.scene import build_body, load_scene
+from app.scene_file import read_scene, scene_registry
+from app.viewer.session import Session
+from app.world import World
+
+PRIMITIVES = scene_registry()["primitives"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OBBCOLLIDE_CACHE", str(tmp_path / "cache"))
+
+
+def poses(world):
+    return np.array([b.pose for b in world.bodies])
+
+
+def test_load_in_background_keeps_the_old_scene_until_ready(monkeypatch):
+    import app.scene as scene_mod
+
+    gate = threading.Event()
+    real = scene_mod.load_scene
+
+    def slow(path, **kw):
+        gate.wait(30)
+        return real(path, **kw)
+
+    monkeypatch.setattr(scene_mod, "load_scene", slow)
+    old = World([])
+    s = Session(old)
+    assert s.load_scene(PRIMITIVES)
+    s.update(1 / 60)  # a frame while loading: the old world, and the HUD says so
+    assert s.world is old
+    assert s.loading is not None and any("loading primitives.toml" in line for line in s.hud_lines())
+    assert s.load_scene(PRIMITIVES) is False  # one load at a time
+    gate.set()
+    s._loading["thread"].join(30)
+    s.update(1 / 60)
+    assert s.world is not old and len(s.world.bodies) == 5
+    assert s.loading is None and s.scene_path == PRIMITIVES
+    assert any("loaded scene 'primitives'" in m[0] for m in s.messages)
+
+
+def test_bad_scene_file_keeps_everything(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("this is = = not toml")
+    world = load_scene(PRIMITIVES)[0]
+    s = Session(world)
+    before = poses(world)
+    s.load_scene(str(bad), wait=True)
+    assert s.world is world and np.array_equal(poses(s.world), before)
+    assert any(str(bad) in m[0] and m[2] for m in s.messages)
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_scene_with_one_broken_body_loads_the_rest(tmp_path):
+    junk = tmp_path / "junk.stl"
+    junk.write_bytes(np.random.default_rng(1).bytes(3000))
+    f = tmp_path / "s.toml"
+    f.write_text('[[body]]\nname = "a"\nshape = "box"\nsize = [1, 1, 1]\n'
+                 '[[body]]\nname = "b"\nmesh = "junk.stl"\n'
+                 '[[body]]\nname = "c"\nshape = "sphere"\nradius = 0.5\nposition = [3, 0, 0]\n')
+    s = Session(World([]))
+    s.load_scene(str(f), wait=True)
+    assert [b.name for b in s.world.bodies] == ["a", "c"]
+    assert any("junk.stl" in m[0] and m[2] for m in s.messages)
+
+
+def test_save_then_load_gives_the_same_poses(tmp_path):
+    s = Session(World([]))
+    s.load_scene(PRIMITIVES, wait=True)
+    rng = np.random.default_rng(3)
+    for k in range(1, len(s.world.bodies)):  # drive some bodies around
+        s.selected = k
+        for _ in range(3):
+            s.key(rng.choice(["LEFT", "UP", "PAGEUP", "Q", "W", "E", "D"]), shift=bool(rng.integers(2)))
+    s.world.advance(0.25)  # and let the spinning ones turn
+    out = tmp_path / "saved.toml"
+    assert s.save_scene(str(out)) == str(out)
+    world, errors = load_scene(str(out))
+    assert errors == []
+    assert [b.name for b in world.bodies] == [b.name for b in s.world.bodies]
+    np.testing.assert_allclose(poses(world), poses(s.world), atol=1e-9)
+    for a, b in zip(world.bodies, s.world.bodies):
+        assert a.motion == b.motion
+        np.testing.assert_allclose(a.spin, b.spin)
+        np.testing.assert_allclose(a.color, b.color)
+
+
+def test_save_keeps_a_dropped_mesh_in_its_own_frame(tmp_path):
+    """A dropped mesh is re-centred for the viewer; the saved scene must put the
+    file's own frame back, so the body lands where it was."""
+    import trimesh
+
+    path = tmp_path / "off_centre.ply"
+    m = trimesh.creation.box(extents=(1, 2, 3))
+    m.apply_translation((5.0, -2.0, 1.0))
+    m.export(path)
+    s = Session(World([]))
+    assert s.add_mesh(str(path))
+    s.selected = 0
+    s.key("W")
+    s.key("UP")
+    out = tmp_path / "saved.toml"
+    s.save_scene(str(out))
+    world, errors = load_scene(str(out))
+    assert errors == []
+    a, b = world.bodies[0], s.world.bodies[0]
+    wa = a.vertices @ a.pose[:3, :3].T + a.pose[:3, 3]
+    wb = b.vertices @ b.pose[:3, :3].T + b.pose[:3, 3]
+    np.testing.assert_allclose(np.sort(wa, axis=0), np.sort(wb, axis=0), atol=1e-9)
+
+
+def test_failed_save_loses_nothing(tmp_path, monkeypatch):
+    import os
+
+    out = tmp_path / "scene.toml"
+    out.write_text("# the user's file\n")
+    s = Session(World([]))
+    s.load_scene(PRIMITIVES, wait=True)
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", boom)
+    assert s.save_scene(str(out)) is None
+    assert out.read_text() == "# the user's file\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")] == []
+    assert any("cannot save" in m[0] and m[2] for m in s.messages)
+
+
+def test_f6_cycles_the_example_scenes():
+    s = Session(World([]))
+    names = list(scene_registry())
+    assert len(names) >= 2
+    seen = []
+    for _ in range(len(names)):
+        s.key("F6")
+        s._loading["thread"].join(300)
+        s.update(0.0)
+        seen.append(s.world.scene.name)
+    assert len(set(seen)) == len(names)
+
+
+def test_build_body_uses_the_cache_the_second_time(tmp_path):
+    spec, errors = read_scene(PRIMITIVES)
+    assert errors == []
+    crate = next(b for b in spec.bodies if b.name == "crate")
+    first = build_body(crate, cache=str(tmp_path))
+    second = build_body(crate, cache=str(tmp_path))
+    assert not first.pieces.cached and second.pieces.cached
+    np.testing.assert_array_equal(first.pieces.hulls[0].vertices, second.pieces.hulls[0].vertices)
