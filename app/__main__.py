@@ -131,9 +131,8 @@ def main(argv=None):
     if scene_path:
         # a window loads in the background (loading indicator in the HUD);
         # a fixed number of frames wants the scene from the first one
-        if args.frames is not None:
-            print(f"loading {scene_path} ...", file=sys.stderr)
-        session.load_scene(scene_path, wait=args.frames is not None)
+        print(f"loading {scene_path} ...", file=sys.stderr)
+        session.load_scene(scene_path, wait=args.frames is not None, echo=True)
     for path in args.mesh:
         session.add_mesh(path)
     session.frame_camera()

@@ -217,8 +217,13 @@ def load_scene(path, cache=True, progress=None):
     spec, errors = read_scene(path)
     bodies = []
     for k, b in enumerate(spec.bodies):
+        step = None
+        if progress is not None:
+            def step(text, k=k, b=b):
+                progress(f"[{k + 1}/{len(spec.bodies)}] {b.name}: {text}")
+            step("loading")
         try:
-            bodies.append(build_body(b, k, cache=cache, progress=progress))
+            bodies.append(build_body(b, k, cache=cache, progress=step))
         except (MeshLoadError, ValueError) as exc:
             errors.append(f"{spec.path}: {exc}" if not str(exc).startswith(spec.path) else str(exc))
     world = World(bodies, dt=spec.dt)

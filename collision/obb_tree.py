@@ -284,25 +284,35 @@ def _eig_flat_into(cov, rows, k, out):
     n = v.scale(n, 1.0 / nn)
     u = v.scale(e1, 1.0 / l1)
     w = v.cross(n, u)
-    cu = (cov[0, 0] * u[0] + cov[0, 1] * u[1] + cov[0, 2] * u[2],
-          cov[1, 0] * u[0] + cov[1, 1] * u[1] + cov[1, 2] * u[2],
-          cov[2, 0] * u[0] + cov[2, 1] * u[1] + cov[2, 2] * u[2])
-    cw = (cov[0, 0] * w[0] + cov[0, 1] * w[1] + cov[0, 2] * w[2],
-          cov[1, 0] * w[0] + cov[1, 1] * w[1] + cov[1, 2] * w[2],
-          cov[2, 0] * w[0] + cov[2, 1] * w[1] + cov[2, 2] * w[2])
-    a = v.dot(u, cu)
-    b = v.dot(u, cw)
-    c = v.dot(w, cw)
-    theta = 0.5 * math.atan2(2.0 * b, a - c)  # the larger eigenvalue's direction
+    x, y = _plane_eigvecs(cov, u, w)
+    _store_frame(out, x, y)
+    return True
+
+
+@njit
+def _plane_eigvecs(a, u, w):
+    """Eigenvectors of symmetric ``a`` restricted to the plane of orthonormal ``u, w``
+    (an invariant plane of ``a``): the larger eigenvalue's first. The 2x2 problem
+    is a rotation by ``atan2(2 b, a - c) / 2`` (Golub and Van Loan 8.5.2)."""
+    au = (a[0, 0] * u[0] + a[0, 1] * u[1] + a[0, 2] * u[2],
+          a[1, 0] * u[0] + a[1, 1] * u[1] + a[1, 2] * u[2],
+          a[2, 0] * u[0] + a[2, 1] * u[1] + a[2, 2] * u[2])
+    aw = (a[0, 0] * w[0] + a[0, 1] * w[1] + a[0, 2] * w[2],
+          a[1, 0] * w[0] + a[1, 1] * w[1] + a[1, 2] * w[2],
+          a[2, 0] * w[0] + a[2, 1] * w[1] + a[2, 2] * w[2])
+    theta = 0.5 * math.atan2(2.0 * v.dot(u, aw), v.dot(u, au) - v.dot(w, aw))
     cs, sn = math.cos(theta), math.sin(theta)
-    x = v.add(v.scale(u, cs), v.scale(w, sn))
-    y = v.sub(v.scale(w, cs), v.scale(u, sn))
+    return v.add(v.scale(u, cs), v.scale(w, sn)), v.sub(v.scale(w, cs), v.scale(u, sn))
+
+
+@njit
+def _store_frame(out, x, y):
+    """Rows ``x, y, x cross y`` into ``out`` (3, 3): a right-handed frame."""
     z = v.cross(x, y)
     for i in range(3):
         out[0, i] = x[i]
         out[1, i] = y[i]
         out[2, i] = z[i]
-    return True
 
 
 @njit
@@ -349,18 +359,8 @@ def _eig_fast_into(a, out):
         u = v.cross(x, (0.0, 1.0, 0.0))
     u = v.scale(u, 1.0 / v.norm(u))
     w = v.cross(x, u)
-    au = (a00 * u[0] + a01 * u[1] + a02 * u[2], a01 * u[0] + a11 * u[1] + a12 * u[2],
-          a02 * u[0] + a12 * u[1] + a22 * u[2])
-    aw = (a00 * w[0] + a01 * w[1] + a02 * w[2], a01 * w[0] + a11 * w[1] + a12 * w[2],
-          a02 * w[0] + a12 * w[1] + a22 * w[2])
-    theta = 0.5 * math.atan2(2.0 * v.dot(u, aw), v.dot(u, au) - v.dot(w, aw))
-    cs, sn = math.cos(theta), math.sin(theta)
-    y = v.add(v.scale(u, cs), v.scale(w, sn))
-    z = v.cross(x, y)
-    for i in range(3):
-        out[0, i] = x[i]
-        out[1, i] = y[i]
-        out[2, i] = z[i]
+    y, _ = _plane_eigvecs(a, u, w)
+    _store_frame(out, x, y)
     return True
 
 

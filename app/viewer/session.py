@@ -243,12 +243,13 @@ class Session:
 
     # -- scenes ----------------------------------------------------------------
 
-    def load_scene(self, path, wait=False):
+    def load_scene(self, path, wait=False, echo=False):
         """Load a scene file in a background thread; the current scene stays until it is ready.
 
         Decomposition and tree builds can take seconds on a first load, so the
         window keeps drawing and answering meanwhile; :meth:`poll` (called every
-        frame) swaps the new world in. ``wait=True`` blocks (scripts, tests).
+        frame) swaps the new world in. ``wait=True`` blocks (scripts, tests);
+        ``echo=True`` also prints the progress on stderr.
         """
         if self._loading is not None:
             self.say("a scene is still loading; wait for it", error=True)
@@ -261,6 +262,10 @@ class Session:
 
             def progress(text):
                 state["message"] = text
+                if echo:
+                    import sys
+
+                    print(f"  {time.monotonic() - state['start']:6.1f} s  {text}", file=sys.stderr, flush=True)
 
             try:
                 state["result"] = load_scene(path, progress=progress)
