@@ -16,6 +16,7 @@ written for other inputs or by another format version, is rebuilt.
 
 import hashlib
 import json
+import numbers
 import os
 import tempfile
 import time
@@ -28,7 +29,7 @@ import collision as co
 __all__ = ["DecomposeSettings", "ConvexPieces", "convex_pieces", "decompose", "is_convex",
            "cache_dir", "CACHE_FORMAT"]
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 3
 METHODS = ("auto", "hull", "vhacd", "coacd")
 
 
@@ -60,14 +61,15 @@ class DecomposeSettings:
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
-        if not (isinstance(self.max_pieces, int) and self.max_pieces >= 1):
-            raise ValueError(f"max_pieces: expected an integer >= 1, got {self.max_pieces!r}")
-        if not (isinstance(self.resolution, int) and self.resolution >= 1000):
-            raise ValueError(f"resolution: expected an integer >= 1000, got {self.resolution!r}")
-        if not (isinstance(self.threshold, (int, float)) and 0.0 < self.threshold <= 1.0):
-            raise ValueError(f"threshold: expected a number in (0, 1], got {self.threshold!r}")
-        if not (isinstance(self.max_vertices, int) and self.max_vertices >= 4):
-            raise ValueError(f"max_vertices: expected an integer >= 4, got {self.max_vertices!r}")
+        for name, low in (("max_pieces", 1), ("resolution", 1000), ("max_vertices", 4)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+                raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        t = self.threshold
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not 0.0 < t <= 1.0:
+            raise ValueError(f"threshold: expected a number in (0, 1], got {t!r}")
+        object.__setattr__(self, "threshold", float(t))  # 1 and 1.0: one cache key
 
 
 @dataclass(eq=False)
@@ -154,11 +156,7 @@ def decompose(vertices, faces, settings=DecomposeSettings(), progress=None):
     if progress:
         progress(f"{method}: decomposing {len(f)} triangles into at most {settings.max_pieces} pieces")
     if method == "vhacd":
-        import vhacdx
-
-        parts = vhacdx.compute_vhacd(v, f.astype(np.uint32), maxConvexHulls=settings.max_pieces,
-                                     resolution=settings.resolution, maxNumVerticesPerCH=settings.max_vertices)
-        pts = [np.asarray(p, dtype=np.float64) for p, _ in parts]
+        pts = _vhacd_filling(v, f, settings, progress)
     else:
         import coacd
 
@@ -170,6 +168,47 @@ def decompose(vertices, faces, settings=DecomposeSettings(), progress=None):
     if not pts:  # the decomposition found nothing usable: fall back to the hull
         return [v], "hull"
     return pts, method
+
+
+# V-HACD's pieces must hold at least this fraction of the mesh's volume.
+MIN_FILL = 0.8
+
+
+def _vhacd_filling(v, f, settings, progress):
+    """V-HACD pieces that fill the solid, asking for fewer pieces until they do.
+
+    The installed V-HACD 4 (vhacdx) returns exactly the requested number of
+    hulls, and past a handful of them it covers the surface with flat or thin
+    hulls and leaves the inside empty (measured: an L prism in 8 pieces kept
+    32% of its volume; with 4, 105-123%). Its ``shrinkWrap`` pulls hulls onto
+    the surface voxels and makes this worse, so it is off. A result holding
+    less than ``MIN_FILL`` of the volume is retried with half the pieces.
+    """
+    import vhacdx
+
+    volume = abs(_mesh_volume(v, f))
+    n = settings.max_pieces
+    while True:
+        parts = vhacdx.compute_vhacd(v, f.astype(np.uint32), maxConvexHulls=n, resolution=settings.resolution,
+                                     maxNumVerticesPerCH=settings.max_vertices, shrinkWrap=False)
+        pts = [p for p in (np.asarray(q, dtype=np.float64) for q, _ in parts) if len(p) >= 4 and _spans_3d(p)]
+        filled = sum(_points_hull_volume(p) for p in pts) / volume if volume > 0 else 1.0
+        if filled >= MIN_FILL or n <= 2:
+            return pts
+        if progress:
+            progress(f"vhacd: {n} pieces hold only {filled:.0%} of the volume; trying {n // 2}")
+        n //= 2
+
+
+def _mesh_volume(v, f):
+    tri = v[f]
+    return float(np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
+
+
+def _points_hull_volume(p):
+    from scipy.spatial import ConvexHull
+
+    return float(ConvexHull(p).volume)
 
 
 def convex_pieces(vertices, faces, settings=DecomposeSettings(), cache=True, progress=None):
@@ -228,7 +267,7 @@ def _read_entry(path, key):
             n = int(meta["pieces"])
             pts = [np.array(z[f"piece_{i}"], dtype=np.float64) for i in range(n)]
         if n < 1 or any(p.ndim != 2 or p.shape[1] != 3 or len(p) < 4 or not np.all(np.isfinite(p))
-                        for p in pts):
+                        or not _spans_3d(p) for p in pts):
             return None, None
         if meta.get("method") not in METHODS:
             return None, None

@@ -135,15 +135,13 @@ def _relative_t(pa, pb):
 
 
 @njit(inline="always")
-def _node_pair_frame(nodes_a, na, nodes_b, nb, r, t):
-    """B's box expressed in A's box frame: the centre offset and the nine ``A_i . B_j``.
+def _b_frame(nodes_b, nb, r, t):
+    """Node ``nb`` of B in A's model frame: ``(centre, axis0, axis1, axis2)``.
 
-    Reads the node rows element by element: taking ``nodes[na]`` as a row
-    view costs numba more than the arithmetic here.
+    Both child tests of a step that splits A share it. Reads the node rows
+    element by element: taking ``nodes[nb]`` as a row view costs numba more
+    than the arithmetic here.
     """
-    a0 = (nodes_a[na, 3], nodes_a[na, 4], nodes_a[na, 5])
-    a1 = (nodes_a[na, 6], nodes_a[na, 7], nodes_a[na, 8])
-    a2 = (nodes_a[na, 9], nodes_a[na, 10], nodes_a[na, 11])
     b = (nodes_b[nb, 3], nodes_b[nb, 4], nodes_b[nb, 5])
     bw0 = (v.dot(r[0], b), v.dot(r[1], b), v.dot(r[2], b))
     b = (nodes_b[nb, 6], nodes_b[nb, 7], nodes_b[nb, 8])
@@ -151,8 +149,18 @@ def _node_pair_frame(nodes_a, na, nodes_b, nb, r, t):
     b = (nodes_b[nb, 9], nodes_b[nb, 10], nodes_b[nb, 11])
     bw2 = (v.dot(r[0], b), v.dot(r[1], b), v.dot(r[2], b))
     cb = (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])
-    d = (v.dot(r[0], cb) + t[0] - nodes_a[na, 0], v.dot(r[1], cb) + t[1] - nodes_a[na, 1],
-         v.dot(r[2], cb) + t[2] - nodes_a[na, 2])
+    c = (v.dot(r[0], cb) + t[0], v.dot(r[1], cb) + t[1], v.dot(r[2], cb) + t[2])
+    return c, bw0, bw1, bw2
+
+
+@njit(inline="always")
+def _frame_in_a(nodes_a, na, bf):
+    """B's box (from :func:`_b_frame`) in A's box frame: the centre offset and the nine ``A_i . B_j``."""
+    c, bw0, bw1, bw2 = bf
+    a0 = (nodes_a[na, 3], nodes_a[na, 4], nodes_a[na, 5])
+    a1 = (nodes_a[na, 6], nodes_a[na, 7], nodes_a[na, 8])
+    a2 = (nodes_a[na, 9], nodes_a[na, 10], nodes_a[na, 11])
+    d = (c[0] - nodes_a[na, 0], c[1] - nodes_a[na, 1], c[2] - nodes_a[na, 2])
     return (v.dot(a0, d), v.dot(a1, d), v.dot(a2, d),
             v.dot(a0, bw0), v.dot(a0, bw1), v.dot(a0, bw2),
             v.dot(a1, bw0), v.dot(a1, bw1), v.dot(a1, bw2),
@@ -247,7 +255,13 @@ def _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0,
 @njit
 def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
     """RTCD 4.4.1 on node ``na`` of A and node ``nb`` of B (B placed by ``r, t``)."""
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(nodes_a, na, nodes_b, nb, r, t)
+    return _overlap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t))
+
+
+@njit(inline="always")
+def _overlap_in(nodes_a, na, nodes_b, nb, bf):
+    """:func:`boxes_overlap` with B's node already in A's model frame."""
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _frame_in_a(nodes_a, na, bf)
     return _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
                           nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14],
                           nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
@@ -255,6 +269,12 @@ def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
 
 @njit
 def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
+    """Lower bound of the distance between two node boxes (see :func:`_gap_in`)."""
+    return _gap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t), enough)
+
+
+@njit(inline="always")
+def _gap_in(nodes_a, na, nodes_b, nb, bf, enough):
     """Lower bound of the distance between two node boxes.
 
     First the bounding spheres (centre distance minus radii): cheap, and when
@@ -267,14 +287,13 @@ def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
     more node pairs than the 15 SAT axes of RTCD 4.4.1 (whose gaps can be
     off by a factor sqrt 3 away from the axes) at less cost per test.
     """
-    d = v.sub(_apply(r, t, (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])),
-              (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))
+    d = v.sub(bf[0], (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))
     g = v.norm(d) - nodes_a[na, 15] - nodes_b[nb, 15]
     if g >= enough:
         return g
     ea = (nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14])
     eb = (nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _node_pair_frame(nodes_a, na, nodes_b, nb, r, t)
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _frame_in_a(nodes_a, na, bf)
     g = max(g, _axis_gap(t0, t1, t2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb))
     if g >= enough:
         return g
@@ -411,9 +430,10 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
         if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
             c = links_a[na, 0]
             box_tests += 2
-            if boxes_overlap(nodes_a, c + 1, nodes_b, nb, r, t):
+            bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
+            if _overlap_in(nodes_a, c + 1, nodes_b, nb, bf):
                 stack, top = _push(stack, top, c + 1, nb)
-            if boxes_overlap(nodes_a, c, nodes_b, nb, r, t):
+            if _overlap_in(nodes_a, c, nodes_b, nb, bf):
                 stack, top = _push(stack, top, c, nb)
         else:
             c = links_b[nb, 0]
@@ -771,15 +791,18 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
                     if d2 < best2:
                         best2, x, y, bi, bj = d2, p, q, i, j
             continue
+        enough = math.sqrt(best2)
         if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
             c = links_a[na, 0]
             n0a, n0b, n1a, n1b = c, nb, c + 1, nb
+            bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
+            g0 = _gap_in(nodes_a, n0a, nodes_b, n0b, bf, enough)
+            g1 = _gap_in(nodes_a, n1a, nodes_b, n1b, bf, enough)
         else:
             c = links_b[nb, 0]
             n0a, n0b, n1a, n1b = na, c, na, c + 1
-        enough = math.sqrt(best2)
-        g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t, enough)
-        g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t, enough)
+            g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t, enough)
+            g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t, enough)
         box_tests += 2
         if g0 > g1:  # visit the nearer pair first: it goes on top
             n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0
