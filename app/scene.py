@@ -119,12 +119,12 @@ def primitive_mesh(spec):
 
 
 def mass_properties(vertices, faces, density):
-    """:class:`MassProperties` of a closed mesh, or None for an open one (it can only be static)."""
+    """:class:`MassProperties` of a closed, consistently wound mesh, or None (it can only be static)."""
     import trimesh
 
     m = trimesh.Trimesh(vertices, faces, process=False)
-    if not m.is_watertight:
-        return None
+    if not (m.is_watertight and m.is_winding_consistent):
+        return None  # no well-defined inside
     if m.volume < 0:
         m.invert()  # inside-out winding
     m.density = float(density)
@@ -157,8 +157,8 @@ def build_body(spec, index=0, cache=True, progress=None):
     f = np.asarray(mesh.faces, np.int64)
     mass = mass_properties(v, f, spec.density)
     if mass is None and spec.motion != "static":
-        raise ValueError(f"body {spec.name!r}: the mesh is open (not watertight), so it has no volume or mass: "
-                         "it can only be static (motion = \"static\")")
+        raise ValueError(f"body {spec.name!r}: the mesh is open or inconsistently wound, so it has no volume "
+                         "or mass: it can only be static (motion = \"static\")")
     pieces = None
     if mass is not None:
         try:
@@ -224,7 +224,9 @@ def load_scene(path, cache=True, progress=None):
             step("loading")
         try:
             bodies.append(build_body(b, k, cache=cache, progress=step))
-        except (MeshLoadError, ValueError) as exc:
+        except MeshLoadError as exc:
+            errors.append(f"{spec.path}: body {b.name!r}: {exc}")
+        except ValueError as exc:
             errors.append(f"{spec.path}: {exc}" if not str(exc).startswith(spec.path) else str(exc))
     world = World(bodies, dt=spec.dt)
     world.scene = spec

@@ -159,7 +159,7 @@ def _body(raw, index, path, base):
                 raise ValueError(f"{where}: key {key!r} belongs to a primitive shape, not a mesh")
     else:
         shape = raw["shape"]
-        if shape not in SHAPES:
+        if not isinstance(shape, str) or shape not in SHAPES:
             raise ValueError(f"{where}: key 'shape': expected one of {', '.join(SHAPES)}, got {shape!r}")
         spec.shape = shape
         for key in SHAPES[shape]:
@@ -261,7 +261,7 @@ def read_scene(path):
         except ValueError as exc:
             errors.append(str(exc))
     bodies = raw.get("body")
-    if not isinstance(bodies, list):
+    if not isinstance(bodies, list) or not bodies:
         raise SceneError(f"{path}: no bodies: expected one or more [[body]] tables")
     base = os.path.dirname(path)
     names = set()
@@ -280,8 +280,10 @@ def read_scene(path):
 def _body_table(b, base):
     out = {"name": b.name}
     if b.mesh is not None:
-        rel = os.path.relpath(b.mesh, base) if base else b.mesh
-        out["mesh"] = rel.replace(os.sep, "/")
+        rel = (os.path.relpath(b.mesh, base) if base else b.mesh).replace(os.sep, "/")
+        if rel.startswith("~"):
+            rel = "./" + rel  # a folder named "~", not the home directory, when read back
+        out["mesh"] = rel
     else:
         out["shape"] = b.shape
         for key in SHAPES[b.shape]:
