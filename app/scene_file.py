@@ -319,6 +319,13 @@ def save_scene(path, scene):
     text = tomli_w.dumps(doc)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".toml", dir=base)
     try:
+        # mkstemp makes the file 0600: keep the old file's mode, or the usual one
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
