@@ -78,6 +78,8 @@ def clean_mesh(vertices, faces, name="mesh", progress=None):
     """
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces)
+    if f.size == 0 or v.size == 0:
+        raise MeshLoadError(f"{name}: the mesh has no triangles")
     if v.ndim != 2 or v.shape[1] != 3:
         raise MeshLoadError(f"{name}: vertices must be (n, 3), got {v.shape}")
     if f.ndim != 2 or f.shape[1] != 3 or (f.size and f.dtype.kind not in "iu"):
@@ -155,4 +157,8 @@ def load_mesh(path, scale=1.0, progress=None):
         raise MeshLoadError(f"{path}: cannot read a mesh ({type(exc).__name__}{': ' + detail if detail else ''})") \
             from None
     v, f = clean_mesh(raw.vertices, raw.faces, name=path, progress=progress)
-    return trimesh.Trimesh(v * float(scale), f, process=False)
+    with np.errstate(over="ignore"):
+        v = v * float(scale)
+    if not np.all(np.isfinite(v)):
+        raise MeshLoadError(f"{path}: scale {scale!r} makes the coordinates overflow")
+    return trimesh.Trimesh(v, f, process=False)
