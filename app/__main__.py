@@ -10,6 +10,10 @@ import json
 import os
 import sys
 
+# The names of collision.broad_phase.BROAD_PHASES, spelt out so that --help imports no numba
+# (tests/test_world.py checks they agree).
+BROAD_PHASE_NAMES = ("brute", "sap", "grid", "octree", "tree")
+
 
 def _parser():
     p = argparse.ArgumentParser(
@@ -28,6 +32,8 @@ def _parser():
     p.add_argument("--report", metavar="JSON", help="write per-frame timings, counts and final poses")
     p.add_argument("--scripted", metavar="JSON", help="timed input actions (see app/viewer/window.py)")
     p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
+    p.add_argument("--broad-phase", default="tree", choices=BROAD_PHASE_NAMES,
+                   help="the broad phase to start with (Z switches it in the viewer; default tree)")
     p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
     p.add_argument("--bench", nargs="?", const="10,100,500", metavar="N,N,...",
                    help="print frame-time phases for scenes of this many bodies (default 10,100,500), headless")
@@ -127,6 +133,7 @@ def main(argv=None):
     from .world import World
 
     world = World([]) if (args.empty or scene_path) else default_scene()
+    world.set_broad_phase(args.broad_phase)
     session = Session(world)
     if scene_path:
         # a window loads in the background (loading indicator in the HUD);

@@ -10,7 +10,9 @@ import os
 import numpy as np
 
 import collision as co
+from collision.shapes import Capsule, HalfSpace, Sphere, TriMesh
 
+from .progress import prefixed, report
 from .world import Body, MassProperties, World, pose_matrix, rotation
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
@@ -118,6 +120,26 @@ def primitive_mesh(spec):
     raise ValueError(f"unknown shape {spec.shape!r}")
 
 
+def primitive_shapes(spec):
+    """The exact narrow-phase shapes of a round or flat primitive, or None (then the
+    body's convex pieces are its shapes).
+
+    A sphere and a capsule collide as themselves, not as their tessellation. A
+    plane collides as the half-space below it (an infinite ground: its size is
+    only how it is drawn).
+    """
+    s = spec.scale
+    if spec.mesh is not None:
+        return None
+    if spec.shape == "sphere":
+        return [Sphere(spec.radius * s)]
+    if spec.shape == "capsule":
+        return [Capsule(spec.radius * s, spec.height * s / 2)]
+    if spec.shape == "plane":
+        return [HalfSpace((0.0, 1.0, 0.0), 0.0)]
+    return None
+
+
 def mass_properties(vertices, faces, density):
     """:class:`MassProperties` of a closed, consistently wound mesh, or None (it can only be static)."""
     import trimesh
@@ -155,6 +177,7 @@ def build_body(spec, index=0, cache=True, progress=None):
             mesh.apply_scale(spec.scale)
     v = np.asarray(mesh.vertices, float)
     f = np.asarray(mesh.faces, np.int64)
+    report(progress, "mass properties")
     mass = mass_properties(v, f, spec.density)
     if mass is None and spec.motion != "static":
         raise ValueError(f"body {spec.name!r}: the mesh is open or inconsistently wound, so it has no volume "
@@ -166,9 +189,15 @@ def build_body(spec, index=0, cache=True, progress=None):
         except (ValueError, RuntimeError) as exc:
             raise ValueError(f"body {spec.name!r}: convex decomposition failed ({exc})") from None
     color = spec.color if spec.color is not None else PALETTE[index % len(PALETTE)]
-    body = Body(spec.name, v, f, co.OBBTree(v, f), spec.pose(), tuple(color),
-                np.asarray(spec.angular_velocity, float),
-                velocity=np.asarray(spec.velocity, float), motion=spec.motion, pieces=pieces, mass=mass)
+    report(progress, f"OBB tree of {len(f)} triangles", 0.0)
+    tree = co.OBBTree(v, f)
+    report(progress, f"OBB tree of {len(f)} triangles", 1.0)
+    shapes = primitive_shapes(spec)
+    if shapes is None and spec.motion == "static" and (pieces is None or len(pieces) > 1):
+        shapes = [TriMesh(tree)]  # a static concave (or open) mesh collides as its exact surface
+    body = Body(spec.name, v, f, tree, spec.pose(), tuple(color), np.asarray(spec.angular_velocity, float),
+                velocity=np.asarray(spec.velocity, float), motion=spec.motion, pieces=pieces, mass=mass,
+                shapes=shapes)
     body.spec = spec
     body.source = spec.mesh
     return body
@@ -217,11 +246,8 @@ def load_scene(path, cache=True, progress=None):
     spec, errors = read_scene(path)
     bodies = []
     for k, b in enumerate(spec.bodies):
-        step = None
-        if progress is not None:
-            def step(text, k=k, b=b):
-                progress(f"[{k + 1}/{len(spec.bodies)}] {b.name}: {text}")
-            step("loading")
+        step = prefixed(progress, f"[{k + 1}/{len(spec.bodies)}] {b.name}: ")
+        report(step, "loading")
         try:
             bodies.append(build_body(b, k, cache=cache, progress=step))
         except MeshLoadError as exc:

@@ -1,11 +1,16 @@
 """Bodies and the per-frame loop: move, broad phase, narrow phase. No GL here.
 
-A :class:`Body` is a mesh with its OBB tree, a pose and a colour. The
-:class:`World` advances bodies in fixed time steps (an accumulator decoupled
-from the frame rate, capped so a slow frame cannot spiral), then asks a broad
-phase (overlap of world AABBs derived from each tree's root OBB) for candidate
-pairs and the narrow phase (:func:`collision.collide`) for the intersecting
-triangles and their intersection segments.
+A :class:`Body` is a mesh with its OBB tree, its convex pieces (the shapes of
+the narrow phase), a pose and a colour. The :class:`World` advances bodies in
+fixed time steps (an accumulator decoupled from the frame rate, capped so a
+slow frame cannot spiral; seed 004, 2.4). After every step it asks the broad
+phase (one of :data:`collision.broad_phase.BROAD_PHASES`, switchable at run
+time, over world AABBs of each tree's root OBB) for candidate body pairs, and
+the contact manager (:mod:`app.contacts`: mid phase over the convex pieces,
+then :func:`collision.narrow_phase.collide_shapes`) for persistent contact
+manifolds and begin / persist / end events. Once per frame it also finds the
+exact intersecting triangles and their intersection segments
+(:func:`collision.collide`), which the viewer draws.
 """
 
 import math
@@ -15,6 +20,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import collision as co
+from collision.broad_phase import BROAD_PHASES, make_broad_phase
+from collision.shapes import HalfSpace, Hull
+
+from .contacts import ContactManager
 
 
 def rotation(axis, angle):
@@ -84,6 +93,10 @@ class Body:
         Convex pieces with their trees (scene files; None for the demo meshes).
     mass : MassProperties or None
         From the closed mesh and the density; None for open meshes (static only).
+    shapes : list of collision shapes
+        The convex shapes of the narrow phase, model frame: the pieces' hulls
+        by default; a sphere / capsule primitive's exact shape; a plane's
+        half-space. Empty: the body only gets exact triangle contacts.
     """
 
     name: str
@@ -98,14 +111,22 @@ class Body:
     motion: str = "kinematic"
     pieces: object = None
     mass: object = None
+    shapes: list = None
 
     def __post_init__(self):
+        if self.shapes is None:
+            self.shapes = [Hull(h) for h in self.pieces.hulls] if self.pieces is not None else []
         self.pose = np.array(self.pose, dtype=float)
         self.spin = np.asarray(self.spin, dtype=float)
         self.velocity = np.asarray(self.velocity, dtype=float)
         if self.home is None:
             self.home = self.pose.copy()
         self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
+
+    @property
+    def unbounded(self):
+        """True for a body with a half-space (an infinite ground): it stays out of the broad phase."""
+        return any(isinstance(s, HalfSpace) for s in self.shapes)
 
     def world_aabb(self):
         """(2, 3): tight world AABB of the root OBB (|R| times the half extents)."""
@@ -169,18 +190,52 @@ class World:
         Fixed time step in seconds.
     max_steps : int
         At most this many steps per frame; extra time is dropped.
+    broad_phase : str
+        A name of :data:`collision.broad_phase.BROAD_PHASES`.
+    margin : float
+        Contact margin: manifolds keep speculative points up to this gap.
+    exact : bool
+        Also find the exact intersecting triangles once per frame (what the
+        viewer draws); the manifolds do not need them.
     """
 
-    def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8):
+    def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8, broad_phase="tree", margin=0.01, exact=True):
         self.bodies = list(bodies)
         self.dt = dt
         self.max_steps = max_steps
         self.accumulator = 0.0
         self.time = 0.0
         self.paused = False
+        self.exact = exact
         self.contacts = []
-        self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "candidates": 0,
-                      "box_tests": 0, "tri_tests": 0, "contacts": 0, "steps": 0}
+        self.broad = make_broad_phase(broad_phase)
+        self.manager = ContactManager(margin)
+        self.events = []
+        self._roots = (None, None)
+        self._candidates = []
+        self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
+        self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
+                      "box_tests": 0, "tri_tests": 0, "contacts": 0, "steps": 0,
+                      "piece_pairs": 0, "manifolds": 0, "points": 0, "touching": 0}
+
+    @property
+    def broad_phase_name(self):
+        return self.broad.name
+
+    def set_broad_phase(self, name):
+        """Switch the broad phase (a name of :data:`collision.broad_phase.BROAD_PHASES`)."""
+        self.broad = make_broad_phase(name)
+
+    def next_broad_phase(self):
+        """Switch to the next broad phase in :data:`~collision.broad_phase.BROAD_PHASES`; returns its name."""
+        names = list(BROAD_PHASES)
+        self.set_broad_phase(names[(names.index(self.broad.name) + 1) % len(names)])
+        return self.broad.name
+
+    @property
+    def manifolds(self):
+        """The persistent manifolds of the last step (:class:`app.contacts.PersistentManifold`)."""
+        return list(self.manager.manifolds.values())
 
     # -- motion --------------------------------------------------------------
 
@@ -199,7 +254,14 @@ class World:
         return steps
 
     def step(self):
-        """One fixed step of the kinematic motion: bodies translate with their velocity and
+        """One fixed step: move the bodies, then the broad, mid and narrow phases."""
+        t0 = time.perf_counter()
+        self.integrate()
+        self._frame_times["update"] += time.perf_counter() - t0
+        self.collide()
+
+    def integrate(self):
+        """The kinematic motion of one step: bodies translate with their velocity and
         spin about their centre (static bodies stay)."""
         for b in self.bodies:
             if b.motion != "static" and np.any(b.velocity):
@@ -223,6 +285,8 @@ class World:
             b.pose = b.home.copy()
         self.time = 0.0
         self.accumulator = 0.0
+        self.manager.clear()
+        self.broad.clear()
 
     def move_body(self, index, translation=(0, 0, 0), rot=None):
         """Move a body kinematically (user controls): rotate about its centre, then translate."""
@@ -239,20 +303,67 @@ class World:
 
     # -- detection -------------------------------------------------------------
 
-    def broad_phase(self):
-        """Candidate pairs: overlapping world AABBs (brute force over all pairs, vectorised)."""
-        if len(self.bodies) < 2:
-            return []
-        boxes = np.array([b.world_aabb() for b in self.bodies])
-        lo, hi = boxes[:, 0], boxes[:, 1]
-        overlap = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=2)
-        i, j = np.nonzero(np.triu(overlap, 1))
-        return list(zip(i.tolist(), j.tolist()))
+    def world_aabbs(self, index=None):
+        """(n, 2, 3) world AABBs of the bodies' root OBBs (|R| times the half extents), vectorised.
 
-    def detect(self):
-        """Broad then narrow phase; fills :attr:`contacts` and :attr:`stats`."""
+        ``index`` (m,) selects bodies; default all.
+        """
+        bodies = self.bodies if index is None else [self.bodies[k] for k in index]
+        if not bodies:
+            return np.zeros((0, 2, 3))
+        key = tuple(map(id, bodies))
+        if self._roots[0] != key:  # the body list changed: gather the root boxes again
+            self._roots = (key, (np.array([b.tree.centers[0] for b in bodies]),
+                                 np.array([b.tree.axes[0] for b in bodies]),
+                                 np.array([b.tree.half_extents[0] for b in bodies])))
+        c, axes, half = self._roots[1]
+        pose = np.array([b.pose for b in bodies])
+        r = pose[:, :3, :3]
+        rot = r @ np.transpose(axes, (0, 2, 1))
+        centre = np.einsum("nij,nj->ni", r, c) + pose[:, :3, 3]
+        h = np.einsum("nij,nj->ni", np.abs(rot), half)
+        return np.stack([centre - h, centre + h], axis=1)
+
+    def broad_phase(self):
+        """Candidate body pairs ``[(i, j), ...]`` (i < j, sorted): overlapping world AABBs of the
+        bounded bodies, found by the current broad phase (:attr:`broad`)."""
+        bounded = [k for k, b in enumerate(self.bodies) if not b.unbounded]
+        if len(bounded) < 2:
+            self.broad.clear()
+            return []
+        boxes = self.world_aabbs(bounded)
+        pairs = self.broad.update(boxes[:, 0], boxes[:, 1])
+        if len(bounded) == len(self.bodies):
+            return [(int(i), int(j)) for i, j in pairs]
+        idx = np.asarray(bounded)
+        return sorted((int(idx[i]), int(idx[j])) for i, j in pairs)
+
+    def collide(self):
+        """Broad phase, then mid and narrow phases into persistent manifolds and events.
+
+        Bodies with a half-space are paired with every non-static body
+        directly (they have no finite AABB).
+        """
         t0 = time.perf_counter()
         cand = self.broad_phase()
+        ground = [k for k, b in enumerate(self.bodies) if b.unbounded]
+        if ground:
+            moving = [k for k, b in enumerate(self.bodies) if b.motion != "static" and not b.unbounded]
+            cand = cand + [(min(g, k), max(g, k)) for g in ground for k in moving]
+        t1 = time.perf_counter()
+        self.events = self.manager.update(self.bodies, cand)
+        t2 = time.perf_counter()
+        self._candidates = cand
+        self._frame_times["broad"] += t1 - t0
+        self._frame_times["narrow"] += t2 - t1
+        self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), touching=len(self.manager.touching),
+                          **self.manager.stats)
+        return self.events
+
+    def detect(self, candidates=None):
+        """Exact triangle contacts (:func:`collision.collide`) of the candidate body pairs
+        (default: the broad phase's, now); fills :attr:`contacts` and :attr:`stats`."""
+        cand = self.broad_phase() if candidates is None else candidates
         t1 = time.perf_counter()
         contacts = []
         box_tests = tri_tests = 0
@@ -268,17 +379,21 @@ class World:
                 contacts.append(Contact(i, j, r.pairs, r.segments, r.contained, r.box_tests, r.tri_tests, n))
         t2 = time.perf_counter()
         self.contacts = contacts
-        self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), box_tests=box_tests,
+        self.stats.update(exact=t2 - t1, candidates=len(cand), box_tests=box_tests,
                           tri_tests=tri_tests, contacts=sum(len(c.pairs) for c in contacts))
         return contacts
 
     def frame(self, frame_dt):
-        """Advance and detect: what the viewer calls once per frame."""
-        t0 = time.perf_counter()
+        """What the viewer calls once per frame: the fixed steps (each with its
+        detection), detection anyway when no step ran (paused, or the user moved a
+        body), then the exact triangle contacts for drawing."""
+        self._frame_times = dict.fromkeys(self._frame_times, 0.0)
         steps = self.advance(frame_dt)
-        self.stats["update"] = time.perf_counter() - t0
-        self.stats["steps"] = steps
-        self.detect()
+        if steps == 0:
+            self.collide()
+        self.stats.update(self._frame_times, steps=steps)  # summed over the frame's steps
+        if self.exact:
+            self.detect(self._candidates)
 
     # -- queries -------------------------------------------------------------
 

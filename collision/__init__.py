@@ -80,3 +80,24 @@ from .mesh_query import CollideResult, DistanceResult, RayHit, collide, distance
 from .obb_tree import OBBTree
 
 __all__ += ["OBBTree", "collide", "distance", "within", "ray_cast", "CollideResult", "DistanceResult", "RayHit"]
+
+from .broad_phase import (BROAD_PHASES, BroadPhase, BruteForce, DynamicAABBTree, Octree, SweepAndPrune, UniformGrid,
+                          make_broad_phase)
+
+__all__ += ["BroadPhase", "BruteForce", "SweepAndPrune", "UniformGrid", "Octree", "DynamicAABBTree", "BROAD_PHASES",
+            "make_broad_phase"]
+
+from .convex_mesh import collide_convex_trimesh
+from .epa import PenetrationResult, convex_penetration
+from .gjk import GjkResult, gjk_distance
+from .hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
+from .hull_data import HullData
+from .manifold import Manifold, SatCache, collide_hull_hull, match_contacts, reduce_contacts
+from .narrow_phase import PairCache, UnsupportedPair, collide_shapes
+from .shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, box_hull
+from .tree_box_query import triangles_near_box
+
+__all__ += ["HullTable", "ManifoldBatch", "collide_hull_pairs", "gjk_distance", "GjkResult", "convex_penetration", "PenetrationResult", "HullData", "Manifold",
+            "SatCache", "collide_hull_hull", "match_contacts", "reduce_contacts", "collide_shapes", "PairCache",
+            "UnsupportedPair", "Sphere", "Capsule", "Hull", "HalfSpace", "TriMesh", "box_hull",
+            "collide_convex_trimesh", "triangles_near_box"]

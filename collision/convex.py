@@ -166,10 +166,13 @@ class ConvexPolyhedron:
                         parent[find(j)] = find(i)
         roots = np.array([find(i) for i in range(len(tris))])
         polygons, normals, offsets = [], [], []
-        for r in np.unique(roots):
-            group = tris[roots == r]
+        # one pass over the triangles sorted by face (a mask per face would be quadratic)
+        order = np.argsort(roots, kind="stable")
+        bounds = np.flatnonzero(np.diff(roots[order])) + 1
+        for members in np.split(order, bounds):
+            group = tris[members]
             loop = _boundary_loop(group)
-            n = tri_normals[roots == r].mean(0)
+            n = tri_normals[members].mean(0)
             n /= np.linalg.norm(n)
             polygons.append(loop)
             normals.append(n)

@@ -582,14 +582,45 @@ class OBBTree:
         # per call); the named attributes are views into it.
         self.nodes, self.links, self.tri_index, self.triangles = _build_kernel(
             tv, self.leaf_size, _FIT_CODE[fit])
+        self._set_views()
+        if fit == "hull":
+            self._refit_hull()
+            self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
+
+    @classmethod
+    def from_arrays(cls, vertices, faces, nodes, links, tri_index, fit="vertex", leaf_size=1):
+        """A tree from the arrays a built tree holds (a cache), building nothing.
+
+        The arrays are trusted as given: the query kernels walk them without
+        checks, so check them first (``validate()``, or the cache's own checks).
+
+        Parameters
+        ----------
+        vertices : (n, 3) float64
+        faces : (m, 3) int64
+        nodes : (N, 16) float64
+        links : (N, 3) int64
+        tri_index : (m,) int64
+        fit, leaf_size
+            What the tree was built with.
+        """
+        t = cls.__new__(cls)
+        t.vertices = vertices
+        t.faces = faces
+        t.fit = fit
+        t.leaf_size = int(leaf_size)
+        t.nodes, t.links, t.tri_index = nodes, links, tri_index
+        t.triangles = np.ascontiguousarray(vertices[faces[tri_index]])
+        t._set_views()
+        return t
+
+    def _set_views(self):
+        """The named views into the packed arrays, and the lazily computed properties."""
         n = len(self.nodes)
         self.centers = self.nodes[:, 0:3]
         self.axes = self.nodes[:, 3:12].reshape(n, 3, 3)
         self.half_extents = self.nodes[:, 12:15]
         self.child, self.start, self.count = self.links[:, 0], self.links[:, 1], self.links[:, 2]
-        if fit == "hull":
-            self._refit_hull()
-            self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
         self.arrays = (self.nodes, self.links, self.triangles)
         self.query_arrays = self.arrays + (self.tri_index,)
         self._closed = None

@@ -85,3 +85,11 @@ def test_markdown_table_has_a_row_per_binding():
 def test_key_labels():
     assert key_label("BRACKETLEFT") == "[" and key_label("BRACKETRIGHT") == "]"
     assert key_label("Q") == "Q"
+
+
+def test_readme_prints_the_binding_table():
+    """The README's key table is the one printed from BINDINGS (regenerate it with markdown_table())."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert markdown_table() in readme

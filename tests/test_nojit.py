@@ -46,6 +46,18 @@ SCRIPT = textwrap.dedent('''
                          c.convex_convex_sat(hull_a, None, hull_b, None).depth],
             "vs": np.array([float(c.vector_symbol_collide(hull_a, hull_b).C)]),
         }
+        pose_b = np.eye(4)
+        pose_b[:3, 3] = [0.3, -0.2, 0.1]
+        g = c.gjk_distance(hull_a.vertices, np.eye(4), hull_b.vertices + 2.0, pose_b)
+        e = c.convex_penetration(hull_a.vertices, np.eye(4), hull_b.vertices, pose_b, 0.1, 0.05)
+        m = c.collide_hull_hull(hull_a, np.eye(4), hull_b, pose_b, margin=0.01)
+        out["gjk"] = np.r_[g.distance, g.point_a, g.point_b]
+        out["epa"] = np.r_[e.depth, e.normal, e.point_a, e.point_b]
+        out["manifold"] = np.r_[m.normal, m.points_a.ravel(), m.depths, m.ids.astype(float)]
+        box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * 0.2
+        out["pairs"] = c.make_broad_phase("tree").update(p[:60] - 0.3, p[:60] + 0.3).astype(float)
+        out["near_box"] = c.triangles_near_box(c.OBBTree(box, c.ConvexPolyhedron.from_points(box).triangles),
+                                               np.eye(4), [0.2, 0, 0], np.eye(3), [0.05, 0.5, 0.5]).astype(float)
         segs = [c.intersect_triangle_triangle(x, y) for x, y in zip(t1[:50], t2[:50])]
         out["tri_seg"] = np.array([s.ravel() if s is not None else np.full(6, np.nan) for s in segs])
         return out

@@ -7,7 +7,8 @@ What is compared with what:
 - ``is_convex``: known convex closed meshes (box, subdivided box, icosphere,
   hull of random points, box with inverted winding) against known concave ones
   (torus, ``assets/meshes/bowl.ply``, an L-shaped prism, two disjoint boxes)
-  and open meshes (face removed, single triangle).
+  and open or inconsistently wound meshes (face removed, single triangle, one
+  face of a box flipped); its closedness test equals ``OBBTree.closed``.
 - Convex mesh, ``method="auto"``: one piece, method ``"hull"``, hull volume
   equal to trimesh's volume of the mesh (1e-9 relative), hull vertices equal
   (as a set of rows) to the extreme points scipy's Qhull finds.
@@ -49,15 +50,33 @@ What is compared with what:
 - Trees: every piece tree and the combined tree pass ``validate()`` and are
   closed; ``owner`` has one entry per face of ``tree`` and the triangles with
   owner k are exactly piece k's hull triangles (as sets of coordinate triples).
-- Cache: second call cached, same pieces byte for byte; the entry is a
-  pickle-free npz with the documented members whose piece arrays hull to the
-  returned pieces; other settings / another mesh give another key and file;
-  corrupt or stale entries (truncated, random bytes, pickled meta, wrong key,
-  wrong format, missing piece, NaN, 2-point piece, wrong shape, zero pieces,
-  unknown method, flat piece) are rebuilt and then read back; an unwritable
-  cache folder or a failing write still returns the pieces and leaves nothing
-  behind; ``cache=False`` writes nothing; ``cache_dir`` honours
+- Cache: second call cached, hulls (every field), piece trees, the tree over
+  all pieces and the owners bitwise equal to the first call's; a cache hit
+  calls no Qhull, no ``ConvexPolyhedron.from_points``, no OBB build and no
+  decomposition (they are replaced by functions that fail); the entry is a
+  pickle-free npz of ``meta``, ``floats`` and ``ints`` laid out as
+  ``app/pieces.py`` documents (checked here for the vertices without the
+  module's helpers); ``OBBTree.from_arrays`` sets the same attributes as
+  ``OBBTree.__init__`` with equal values and the trees give the same
+  ``collide`` pairs; other settings / another mesh give another key and file.
+  Corrupt or stale entries are rebuilt and then read back: broken files
+  (truncated, random bytes, empty, a byte flipped at three places: the zip
+  CRC), bad meta (pickled, missing, not JSON, wrong key / format / piece
+  count / method / tree fit / row counts), bad members (missing, wrong
+  dtype or shape) and, written as valid npz with consistent row counts so
+  only the content checks can catch them: a NaN vertex, a vertex pushed out
+  of its planes, a flat piece, triangle indices out of range, a flipped or
+  missing triangle, a non-unit normal, a moved plane, polygon and edge
+  indices out of range, offsets out of order, tree links that are not a
+  tree, a box too small, axes not orthonormal or left-handed, a wrong
+  radius, NaN in a box, a leaf order that repeats or goes negative. These
+  tests answer the decomposition from the reference's hulls
+  (``quick_decompose``), so a rebuild costs no V-HACD run. An unwritable
+  cache folder or a failing write still returns the pieces and leaves
+  nothing behind; ``cache=False`` writes nothing; ``cache_dir`` honours
   ``OBBCOLLIDE_CACHE``.
+- Progress: a two-argument callback gets the decomposition stage (fraction
+  None) and the hulls-and-trees stage with fractions rising to 1.
 
 Every decomposition writes to a ``tmp_path`` cache folder, never the user's.
 """
@@ -249,6 +268,9 @@ NOT_CONVEX = {
     "open box": lambda: _drop_face(trimesh.creation.box()),
     "open icosphere": lambda: _drop_face(trimesh.creation.icosphere(subdivisions=2)),
     "single triangle": lambda: trimesh.Trimesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]], process=False),
+    "box with one face flipped": lambda: trimesh.Trimesh(
+        trimesh.creation.box().vertices,
+        np.vstack([trimesh.creation.box().faces[:1, ::-1], trimesh.creation.box().faces[1:]]), process=False),
 }
 
 
@@ -262,6 +284,14 @@ def test_is_convex_true(name):
 def test_is_convex_false(name):
     m = NOT_CONVEX[name]()
     assert P.is_convex(m.vertices, m.faces) is False
+
+
+@pytest.mark.parametrize("name", list(CONVEX) + list(NOT_CONVEX))
+def test_closed_agrees_with_obb_tree(name):
+    """is_convex's closedness test against collision's (OBBTree.closed, a compiled kernel)."""
+    m = {**CONVEX, **NOT_CONVEX}[name]()
+    f = np.asarray(m.faces, np.int64)
+    assert P._closed(f) == co.OBBTree(np.asarray(m.vertices, float), f).closed
 
 
 # ------------------------------------------------------- convex mesh: one hull
@@ -300,6 +330,21 @@ def test_auto_on_concave_mesh_uses_vhacd(tmp_path):
                          cache=str(tmp_path), progress=msgs.append)
     assert cp.method == "vhacd" and 1 <= len(cp) <= 2 and cp.seconds > 0
     assert any("vhacd" in s for s in msgs)
+
+
+def test_progress_stages_and_fractions(tmp_path):
+    m = _l_prism(0)
+    seen = []
+    cp = P.convex_pieces(m.vertices, m.faces, P.DecomposeSettings(max_pieces=2, resolution=20000),
+                         cache=str(tmp_path), progress=lambda stage, fraction: seen.append((stage, fraction)))
+    assert all(isinstance(s, str) and (f is None or 0.0 <= f <= 1.0) for s, f in seen), seen
+    assert any(s.startswith("vhacd: decomposing") and f is None for s, f in seen), seen
+    trees = [f for s, f in seen if s.startswith("hulls and OBB trees")]
+    assert trees[0] == 0.0 and trees[-1] == 1.0 and trees == sorted(trees) and len(trees) == len(cp) + 2
+    seen.clear()
+    assert P.convex_pieces(m.vertices, m.faces, P.DecomposeSettings(max_pieces=2, resolution=20000),
+                           cache=str(tmp_path), progress=lambda stage, fraction: seen.append(stage)).cached
+    assert seen == []  # a cache hit is too quick to report
 
 
 def _fake_part(points):
@@ -426,6 +471,24 @@ def reference(torus_mesh):
     return P.convex_pieces(v, f, CACHE_SETTINGS, cache=False)
 
 
+@pytest.fixture
+def quick_decompose(monkeypatch, torus_mesh, reference):
+    """``P.decompose`` answering the torus from the reference's hull vertices (no V-HACD run),
+    for tests about the cache file, not about decomposing; calls are counted."""
+    calls = []
+    real = P.decompose
+    torus_key = P.cache_key(*torus_mesh, CACHE_SETTINGS)
+
+    def fake(v, f, settings=P.DecomposeSettings(), progress=None):
+        calls.append(settings)
+        if P.cache_key(v, f, settings) == torus_key:
+            return [h.vertices.copy() for h in reference.hulls], "vhacd"
+        return real(v, f, settings, progress)
+
+    monkeypatch.setattr(P, "decompose", fake)
+    return calls
+
+
 def _entry(folder, v, f, settings=CACHE_SETTINGS):
     return os.path.join(str(folder), P.cache_key(v, f, settings) + ".npz")
 
@@ -436,30 +499,126 @@ def _same_pieces(a, b):
         for x, y in zip(a.hulls, b.hulls))
 
 
+TREE_ARRAYS = ("vertices", "faces", "nodes", "links", "tri_index", "triangles", "centers", "axes", "half_extents",
+               "child", "start", "count")
+
+
+def _same_tree(a, b):
+    """Every array attribute equal, bit for bit, and the same fit and leaf size."""
+    return (a.fit == b.fit and a.leaf_size == b.leaf_size
+            and all(getattr(a, k).dtype == getattr(b, k).dtype and getattr(a, k).tobytes() == getattr(b, k).tobytes()
+                    for k in TREE_ARRAYS))
+
+
+def _same_everything(a, b):
+    """Hulls (all fields), piece trees, the tree over all pieces and the owners: bitwise equal."""
+    if not _same_pieces(a, b) or not np.array_equal(a.owner, b.owner) or a.owner.dtype != b.owner.dtype:
+        return False
+    for x, y in zip(a.hulls, b.hulls):
+        if not (np.array_equal(x.normals, y.normals) and np.array_equal(x.offsets, y.offsets)
+                and np.array_equal(x.edges, y.edges) and len(x.polygons) == len(y.polygons)
+                and all(np.array_equal(p, q) for p, q in zip(x.polygons, y.polygons))):
+            return False
+    return all(_same_tree(s, t) for s, t in zip(a.trees, b.trees)) and _same_tree(a.tree, b.tree)
+
+
 def test_second_call_is_cached_and_identical(tmp_path, torus_mesh, reference):
     v, f = torus_mesh
     first = P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))
     assert not first.cached and first.seconds > 0
-    assert _same_pieces(first, reference)
+    assert _same_everything(first, reference)
     path = _entry(tmp_path, v, f)
     assert os.listdir(tmp_path) == [os.path.basename(path)]  # no temp file left behind
     second = P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))
     assert second.cached and second.seconds == 0.0
-    assert _same_pieces(first, second)
-    assert np.array_equal(first.owner, second.owner)
-    # The entry: pickle-free npz with meta and piece_<i>; each piece's hull is the returned hull.
+    assert _same_everything(first, second)
+    assert second.volume == first.volume
+    for t in second.trees + [second.tree]:
+        assert t.validate() and t.closed
+    # The entry: a pickle-free npz of three members.
     with np.load(path, allow_pickle=False) as z:
         names = set(z.files)
         meta = json.loads(str(z["meta"]))
-        arrays = [np.array(z[f"piece_{i}"]) for i in range(len(first))]
-    assert names == {"meta"} | {f"piece_{i}" for i in range(len(first))}
+        floats, ints = z["floats"], z["ints"]
+    assert names == {"meta", "floats", "ints"}
+    assert floats.dtype == np.float64 and ints.dtype == np.int64
     assert meta["format"] == P.CACHE_FORMAT and meta["key"] == P.cache_key(v, f, CACHE_SETTINGS)
     assert meta["pieces"] == len(first) and meta["method"] == "vhacd"
     assert meta["settings"] == {"method": "vhacd", "max_pieces": 4, "resolution": 20000, "threshold": 0.05,
                                 "max_vertices": 64}
-    for a, h in zip(arrays, first.hulls):
-        assert a.dtype == np.float64 and a.ndim == 2 and a.shape[1] == 3
-        assert _rows(a[ConvexHull(a).vertices]) == _rows(h.vertices)
+    assert meta["tree"] == {"fit": "vertex", "leaf_size": 1}
+    # The documented layout, read here without the module's helpers: the first float
+    # array is every hull's vertices, piece after piece.
+    rows = meta["rows"]
+    assert rows["vertices"] == sum(len(h.vertices) for h in first.hulls)
+    stored = floats[:3 * rows["vertices"]].reshape(-1, 3)
+    assert np.array_equal(stored, np.concatenate([h.vertices for h in first.hulls]))
+    assert len(floats) == sum(rows[k] * w for k, w in P._FLOATS.items())
+    assert len(ints) == sum(rows[k] * w for k, w in P._INTS.items())
+
+
+def test_cache_hit_builds_no_hull_and_no_tree(tmp_path, torus_mesh, reference, monkeypatch):
+    """A hit reads the hulls and trees: Qhull, ConvexPolyhedron.from_points and the OBB build are not called."""
+    v, f = torus_mesh
+    P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))
+
+    def forbidden(*a, **k):
+        raise AssertionError("a cache hit must not rebuild")
+
+    import collision.convex
+    import collision.obb_tree
+
+    monkeypatch.setattr(co.OBBTree, "__init__", forbidden)
+    monkeypatch.setattr(co.ConvexPolyhedron, "from_points", forbidden)
+    monkeypatch.setattr(collision.convex, "ConvexHull", forbidden)
+    monkeypatch.setattr(collision.obb_tree, "_build_kernel", forbidden)
+    monkeypatch.setattr(P, "decompose", forbidden)
+    hit = P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))
+    assert hit.cached and _same_everything(hit, reference)
+
+
+def test_tree_from_arrays_equals_a_built_tree():
+    """OBBTree.from_arrays (how a cache hit makes its trees) sets what OBBTree.__init__ sets (same attribute
+    names, equal values), and the trees answer queries alike; if OBBTree gains an attribute, this test
+    names it."""
+    rng = np.random.default_rng(5)
+    hull = co.ConvexPolyhedron.from_points(rng.normal(size=(80, 3)))
+    built = co.OBBTree(hull.vertices, hull.triangles)
+    made = co.OBBTree.from_arrays(built.vertices, built.faces, built.nodes.copy(), built.links.copy(),
+                                  built.tri_index.copy(), built.fit, built.leaf_size)
+    assert set(vars(made)) == set(vars(built)), set(vars(made)) ^ set(vars(built))
+    for name, value in vars(built).items():
+        other = getattr(made, name)
+        if isinstance(value, np.ndarray):
+            assert other.dtype == value.dtype and np.array_equal(other, value), name
+        elif isinstance(value, tuple):
+            assert len(other) == len(value) and all(np.array_equal(x, y) for x, y in zip(other, value)), name
+        else:
+            assert other == value, name
+    # the views are views of the packed arrays, as in a built tree
+    assert np.shares_memory(made.centers, made.nodes) and np.shares_memory(made.child, made.links)
+    assert made.validate() and made.closed and made.depth == built.depth
+    tor = _torus()
+    tt = co.OBBTree(np.asarray(tor.vertices), np.asarray(tor.faces))
+    pose = np.eye(4)
+    pose[:3, 3] = [1.0, 0.2, 0.1]
+    a, b = co.collide(made, pose, tt, np.eye(4)), co.collide(built, pose, tt, np.eye(4))
+    assert np.array_equal(a.pairs, b.pairs) and len(a.pairs) > 0
+
+
+def test_cache_hit_time_is_reported(tmp_path, torus_mesh, quick_decompose):
+    """Printed, not asserted (CI machines vary): test_cache_hit_builds_no_hull_and_no_tree is the check."""
+    import time
+
+    v, f = torus_mesh
+    n = len(P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path)))
+    P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))  # warm: the check kernels loaded
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        assert P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path)).cached
+        ts.append(time.perf_counter() - t)
+    print(f"\ncached load of the torus' {n} pieces: median {np.median(ts) * 1e3:.2f} ms")
 
 
 def test_other_settings_or_mesh_get_another_entry(tmp_path, torus_mesh):
@@ -505,16 +664,53 @@ def test_equal_settings_same_key(torus_mesh):
     assert P.cache_key(v, f, a) == P.cache_key(v, f, b)
 
 
-def _rewrite(path, mutate):
-    """Load the npz members, let ``mutate`` change the dict, save it back (no pickle unless asked)."""
+# -- corrupt entries. Each mutation rewrites the entry as a valid npz (unless the
+# point is a broken file), with the meta's row counts kept consistent, so only
+# the check of the content can catch it.
+
+
+def _members(path):
     with np.load(path, allow_pickle=False) as z:
-        members = {k: np.array(z[k]) for k in z.files}
-    meta = json.loads(str(members["meta"]))
-    mutate(members, meta)
-    if "meta" in members and members["meta"].dtype != object:
-        members["meta"] = np.array(json.dumps(meta))
+        return {k: np.array(z[k]) for k in z.files}
+
+
+def _save(path, members):
     with open(path, "wb") as fh:
         np.savez(fh, **members)
+
+
+def _edit(mutate):
+    """A corruption that unpacks the arrays, lets ``mutate(arrays, meta)`` change them, and packs them back."""
+    def corrupt(path):
+        mem = _members(path)
+        meta = json.loads(str(mem["meta"]))
+        arrays = {k: np.array(x) for k, x in P._unpack(mem["floats"], mem["ints"], meta["rows"]).items()}
+        mutate(arrays, meta)
+        floats, ints, rows = P._pack(arrays)
+        meta["rows"] = rows
+        _save(path, {"meta": np.array(json.dumps(meta)), "floats": floats, "ints": ints})
+    return corrupt
+
+
+def _set_meta(**kw):
+    def corrupt(path):
+        mem = _members(path)
+        meta = json.loads(str(mem["meta"]))
+        meta.update(kw)
+        mem["meta"] = np.array(json.dumps(meta))
+        _save(path, mem)
+    return corrupt
+
+
+def _member(name, value):
+    def corrupt(path):
+        mem = _members(path)
+        if value is None:
+            del mem[name]
+        else:
+            mem[name] = value(mem[name]) if callable(value) else value
+        _save(path, mem)
+    return corrupt
 
 
 def _corrupt_truncate(path):
@@ -530,92 +726,218 @@ def _corrupt_empty(path):
     open(path, "wb").close()
 
 
-def _set_meta(**kw):
-    return lambda path: _rewrite(path, lambda mem, meta: meta.update(kw))
-
-
-def _set_piece(i, value):
-    def mutate(mem, meta):
-        mem[f"piece_{i}"] = np.asarray(value)
-    return lambda path: _rewrite(path, mutate)
-
-
-def _missing_piece(path):
-    def mutate(mem, meta):
-        del mem[f"piece_{meta['pieces'] - 1}"]
-    _rewrite(path, mutate)
-
-
-def _nan_piece(path):
-    def mutate(mem, meta):
-        p = mem["piece_0"].copy()
-        p[1, 2] = np.nan
-        mem["piece_0"] = p
-    _rewrite(path, mutate)
+def _flip_byte(frac):
+    def corrupt(path):
+        data = bytearray(open(path, "rb").read())
+        data[int(frac * (len(data) - 1))] ^= 0x10
+        open(path, "wb").write(bytes(data))
+    return corrupt
 
 
 def _pickled_meta(path):
-    def mutate(mem, meta):
-        mem["meta"] = np.array([meta], dtype=object)
-    _rewrite(path, mutate)
+    mem = _members(path)
+    mem["meta"] = np.array([json.loads(str(mem["meta"]))], dtype=object)
+    _save(path, mem)
 
 
-def _no_meta(path):
-    _rewrite(path, lambda mem, meta: mem.pop("meta"))
+def _piece_rows(arrays, name, k=0):
+    """Piece k's rows of an array cut by a ``*_start`` array."""
+    start = {"vertices": "vertex_start", "triangles": "triangle_start", "normals": "face_start",
+             "offsets": "face_start", "edges": "edge_start", "nodes": "node_start", "links": "node_start",
+             "tri_index": "triangle_start"}[name]
+    s = arrays[start]
+    return slice(int(s[k]), int(s[k + 1]))
 
 
-def _meta_not_json(path):
-    def mutate(mem, meta):
-        mem["meta"] = np.array("{not json")
-    with np.load(path, allow_pickle=False) as z:
-        members = {k: np.array(z[k]) for k in z.files}
-    mutate(members, None)
-    with open(path, "wb") as fh:
-        np.savez(fh, **members)
+def _in_piece(name, change, k=0):
+    def mutate(a, meta):
+        sl = _piece_rows(a, name, k)
+        a[name][sl] = change(a[name][sl].copy(), a)
+    return _edit(mutate)
+
+
+def _bulge(v, a):
+    """Push one hull vertex outward 20% from the centroid: its planes no longer hold it."""
+    c = v.mean(0)
+    v[0] = c + 1.2 * (v[0] - c)
+    return v
+
+
+def _flat(v, a):
+    v[:, 2] = 0.0
+    return v
+
+
+def _flip_triangle(t, a):
+    t[0] = t[0, ::-1]
+    return t
+
+
+def _drop_triangle(a, meta):
+    """Remove piece 0's first triangle (and its leaf) from every array: the hull is open."""
+    a["triangles"] = a["triangles"][1:]
+    a["triangle_start"][1:] -= 1
+    a["tri_index"] = np.delete(a["tri_index"], 0)
+
+
+def _swap_children(links, a):
+    links[0, 0] = 0  # the root its own child
+    return links
+
+
+def _child_out_of_range(links, a):
+    links[0, 0] = 10 ** 9
+    return links
+
+
+def _wrong_count(links, a):
+    leaf = int(np.flatnonzero(links[:, 0] < 0)[0])
+    links[leaf, 2] += 1
+    return links
+
+
+def _shrink_root(nodes, a):
+    nodes[0, 12:15] *= 0.5
+    return nodes
+
+
+def _skew_axes(nodes, a):
+    nodes[0, 3:6] *= 1.01
+    return nodes
+
+
+def _mirror_axes(nodes, a):
+    nodes[0, 9:12] *= -1.0  # left-handed frame
+    return nodes
+
+
+def _bad_radius(nodes, a):
+    nodes[0, 15] *= 0.5
+    return nodes
+
+
+def _repeat_leaf(ti, a):
+    ti[1] = ti[0]
+    return ti
+
+
+def _negative_leaf(ti, a):
+    ti[0] = -1
+    return ti
+
+
+def _tree_nodes(change):
+    def mutate(a, meta):
+        a["tree_nodes"] = change(a["tree_nodes"].copy(), a)
+    return _edit(mutate)
+
+
+def _set(name, index, value):
+    def mutate(a, meta):
+        a[name][index] = value
+    return _edit(mutate)
 
 
 CORRUPTIONS = {
+    # the file
     "truncated": _corrupt_truncate,
     "random bytes": _corrupt_random,
     "empty file": _corrupt_empty,
+    "byte flipped at 30%": _flip_byte(0.3),
+    "byte flipped at 60%": _flip_byte(0.6),
+    "byte flipped at 90%": _flip_byte(0.9),
+    # the meta
     "pickled meta": _pickled_meta,
-    "no meta": _no_meta,
-    "meta not json": _meta_not_json,
+    "no meta": _member("meta", None),
+    "meta not json": _member("meta", np.array("{not json")),
+    "meta a list": _member("meta", np.array("[1, 2]")),
     "wrong key": _set_meta(key="0" * 40),
     "wrong format": _set_meta(format=P.CACHE_FORMAT + 1),
+    "previous format": _set_meta(format=P.CACHE_FORMAT - 1),
     "format as string": _set_meta(format=str(P.CACHE_FORMAT)),
     "zero pieces": _set_meta(pieces=0),
+    "one piece more": lambda path: _set_meta(pieces=json.loads(str(_members(path)["meta"]))["pieces"] + 1)(path),
     "unknown method": _set_meta(method="magic"),
-    "missing piece": _missing_piece,
-    "NaN in piece": _nan_piece,
-    "piece with 2 points": _set_piece(0, [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
-    "piece of shape (5, 2)": _set_piece(0, np.ones((5, 2))),
-    "piece of strings": _set_piece(0, np.array([["a", "b", "c"]] * 4)),
-    "flat piece": _set_piece(0, [[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]),
-    "duplicate points piece": _set_piece(0, np.ones((6, 3))),
+    "method auto": _set_meta(method="auto"),
+    "other tree fit": _set_meta(tree={"fit": "area", "leaf_size": 1}),
+    "rows off by one": lambda path: _set_meta(rows=dict(json.loads(str(_members(path)["meta"]))["rows"],
+                                                         vertices=json.loads(str(_members(path)["meta"]))["rows"]
+                                                         ["vertices"] - 1))(path),
+    # the members
+    "no floats": _member("floats", None),
+    "ints as float": _member("ints", lambda x: x.astype(np.float64)),
+    "floats as float32": _member("floats", lambda x: x.astype(np.float32)),
+    "floats 2-D": _member("floats", lambda x: x.reshape(1, -1)),
+    "floats of strings": _member("floats", np.array(["a", "b"])),
+    # the hulls
+    "NaN vertex": _set("vertices", (1, 2), np.nan),
+    "vertex outside its planes": _in_piece("vertices", _bulge),
+    "flat piece": _in_piece("vertices", _flat),
+    "triangle index out of range": _set("triangles", (0, 0), 10 ** 6),
+    "negative triangle index": _set("triangles", (0, 1), -1),
+    "triangle flipped": _in_piece("triangles", _flip_triangle),
+    "triangle dropped (open hull)": _edit(_drop_triangle),
+    "normal not unit": _set("normals", (0, 0), 2.0),
+    "plane offset moved": _set("offsets", 0, 0.5),
+    "polygon index out of range": _set("polygons", 0, 10 ** 6),
+    "edge out of range": _set("edges", (0, 1), 10 ** 6),
+    "vertex offsets out of order": _set("vertex_start", 1, 10 ** 6),
+    # the trees
+    "root its own child": _in_piece("links", _swap_children),
+    "child out of range": _in_piece("links", _child_out_of_range),
+    "leaf count wrong": _in_piece("links", _wrong_count),
+    "box too small": _in_piece("nodes", _shrink_root),
+    "axes not orthonormal": _in_piece("nodes", _skew_axes),
+    "axes left-handed": _in_piece("nodes", _mirror_axes),
+    "radius wrong": _in_piece("nodes", _bad_radius),
+    "NaN in a box": _set("nodes", (0, 0), np.nan),
+    "leaf order repeats a triangle": _in_piece("tri_index", _repeat_leaf),
+    "negative leaf triangle": _in_piece("tri_index", _negative_leaf),
+    "whole tree box too small": _tree_nodes(_shrink_root),
+    "whole tree links broken": _set("tree_links", (0, 2), 1),
 }
 
 
 @pytest.mark.parametrize("corrupt", list(CORRUPTIONS.values()), ids=list(CORRUPTIONS))
-def test_corrupt_entry_is_rebuilt(corrupt, tmp_path, torus_mesh, reference):
+def test_corrupt_entry_is_rebuilt(corrupt, tmp_path, torus_mesh, reference, quick_decompose):
     v, f = torus_mesh
     folder = str(tmp_path)
     P.convex_pieces(v, f, CACHE_SETTINGS, cache=folder)
     path = _entry(folder, v, f)
+    assert P.convex_pieces(v, f, CACHE_SETTINGS, cache=folder).cached  # the intact entry is read
+    before = open(path, "rb").read()
     corrupt(path)
+    assert open(path, "rb").read() != before
     msgs = []
     rebuilt = P.convex_pieces(v, f, CACHE_SETTINGS, cache=folder, progress=msgs.append)
     assert not rebuilt.cached
     assert any("rebuild" in s for s in msgs)
-    assert _same_pieces(rebuilt, reference)
+    assert _same_everything(rebuilt, reference)
     # The entry is valid again, and the next call reads it.
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(str(z["meta"]))
         assert meta["key"] == P.cache_key(v, f, CACHE_SETTINGS) and meta["format"] == P.CACHE_FORMAT
         assert zipfile.is_zipfile(path)
     again = P.convex_pieces(v, f, CACHE_SETTINGS, cache=folder)
-    assert again.cached and _same_pieces(again, reference)
+    assert again.cached and _same_everything(again, reference)
     assert sorted(os.listdir(folder)) == [os.path.basename(path)]
+    assert len(quick_decompose) == 2  # the first write and the rebuild
+
+
+def test_pack_round_trip_and_rejects_bad_rows(reference):
+    arrays = P._entry_arrays(reference)
+    floats, ints, rows = P._pack(arrays)
+    back = P._unpack(floats, ints, rows)
+    assert set(back) == set(arrays)
+    for k, x in arrays.items():
+        assert np.array_equal(back[k], x) and back[k].shape == np.asarray(x).shape, k
+    for bad in [dict(rows, vertices=rows["vertices"] + 1), dict(rows, ints=3), dict(rows, edges=-1),
+                dict(rows, edges=2.0), {k: v for k, v in rows.items() if k != "links"}]:
+        if "ints" in bad:
+            bad.pop("ints")
+            assert P._unpack(floats, ints[:-1], bad) is None
+        else:
+            assert P._unpack(floats, ints, bad) is None
 
 
 def test_unwritable_cache_folder_still_returns_pieces(tmp_path, torus_mesh, reference):

@@ -163,3 +163,24 @@ def test_build_body_uses_the_cache_the_second_time(tmp_path):
     second = build_body(crate, cache=str(tmp_path))
     assert not first.pieces.cached and second.pieces.cached
     np.testing.assert_array_equal(first.pieces.hulls[0].vertices, second.pieces.hulls[0].vertices)
+
+
+def test_hud_shows_a_bar_when_the_load_knows_how_far_it_is():
+    import threading
+    import time
+
+    s = Session(World([]))
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        s._loading = {"path": "big.toml", "message": "OBB tree of 2000000 triangles", "fraction": 0.5,
+                      "result": None, "start": time.monotonic(), "thread": thread}
+        line = next(x for x in s.hud_lines() if "loading big.toml" in x)
+        assert line.startswith("[#####-----]  50%") and "OBB tree of 2000000 triangles" in line
+        s._loading["fraction"] = None  # a stage of unknown length: a spinner
+        line = next(x for x in s.hud_lines() if "loading big.toml" in x)
+        assert line[0] in "|/-\\" and "[" not in line[:3]
+    finally:
+        release.set()
+        thread.join()

@@ -350,12 +350,41 @@ def test_broad_phase_touching_boxes_count():
     w = small_world(n=3, spin=False)
     boxes = {0: np.array([[0.0, 0, 0], [1, 1, 1]]), 1: np.array([[1.0, 0.5, 0.5], [2, 2, 2]]),
              2: np.array([[0.0, 1.0, 1.0], [0.5, 2, 2]])}  # 0-1 share a face, 0-2 an edge
-    for k, b in enumerate(w.bodies):
-        b.world_aabb = (lambda box: lambda: box)(boxes[k])
+    w.world_aabbs = lambda index=None: np.array([boxes[k] for k in (range(3) if index is None else index)])
     assert w.broad_phase() == [(0, 1), (0, 2)]
     boxes[1][0, 0] = np.nextafter(1.0, 2.0)
     boxes[2][0, 2] = np.nextafter(1.0, 2.0)
     assert w.broad_phase() == []
+
+
+def test_world_aabbs_are_the_bodies_world_aabbs():
+    w = small_world(n=7, seed=2)
+    np.testing.assert_allclose(w.world_aabbs(), np.array([b.world_aabb() for b in w.bodies]), atol=1e-12)
+    np.testing.assert_allclose(w.world_aabbs([4, 1]), np.array([w.bodies[4].world_aabb(), w.bodies[1].world_aabb()]),
+                               atol=1e-12)
+    w.bodies.append(w.bodies[0])  # the cached root boxes follow the body list
+    assert len(w.world_aabbs()) == 8
+
+
+@pytest.mark.parametrize("name", ["brute", "sap", "grid", "octree", "tree"])
+def test_every_broad_phase_of_the_world_equals_brute_force(name):
+    w = small_world(n=14, seed=5, broad_phase=name)
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        randomize(w, rng, 2.0)
+        assert w.broad_phase() == brute_broad(w)
+
+
+def test_broad_phase_switches_in_order_and_the_cli_knows_them():
+    from app.__main__ import BROAD_PHASE_NAMES
+    from collision.broad_phase import BROAD_PHASES
+
+    assert tuple(BROAD_PHASES) == BROAD_PHASE_NAMES
+    w = World([], broad_phase="brute")
+    seen = [w.next_broad_phase() for _ in BROAD_PHASE_NAMES]
+    assert seen == list(BROAD_PHASE_NAMES[1:]) + ["brute"]
+    with pytest.raises(ValueError, match="sap"):
+        w.set_broad_phase("quadtree")
 
 
 def test_broad_phase_fewer_than_two_bodies():

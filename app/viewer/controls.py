@@ -36,6 +36,8 @@ BINDINGS = [
     ("T", "toggle", "triangles", "colliding triangles on / off"),
     ("G", "toggle", "segments", "intersection curves on / off"),
     ("C", "toggle", "contacts", "contact points and normals on / off"),
+    ("M", "toggle", "manifolds", "contact manifolds of the convex pieces (points, normals) on / off"),
+    ("Z", "broad_phase", None, "switch the broad phase (brute, sap, grid, octree, tree)"),
     ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
     ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
     ("H", "toggle", "help", "this help"),

@@ -31,12 +31,14 @@ COLORS = {
     "contacts": (1.00, 0.20, 1.00),
     "visited": (0.20, 1.00, 0.30),
     "pruned": (0.55, 0.22, 0.22),
-    "axis": (1.00, 0.55, 0.00),
+    "axis": (0.70, 0.45, 1.00),
     "selected": (1.00, 1.00, 1.00),
     "pieces": (0.55, 0.95, 0.45),
+    "manifolds": (1.00, 0.55, 0.00),
 }
 
-OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "traversal", "axis", "help", "grid")
+OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "manifolds", "traversal", "axis", "help",
+            "grid")
 
 
 class LineCollector:
@@ -94,7 +96,8 @@ class Session:
         self._loading = None  # the background scene load, see load_scene
         self.camera = OrbitCamera()
         self.selected = None
-        self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "grid") for name in OVERLAYS}
+        self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "manifolds", "grid")
+                      for name in OVERLAYS}
         self.depth = 0
         self.messages = deque(maxlen=6)
         self.quit_requested = False
@@ -170,6 +173,9 @@ class Session:
     def do_depth(self, delta, _shift):
         deepest = max((b.tree.depth for b in self.world.bodies), default=1) - 1
         self.depth = int(np.clip(self.depth + delta, 0, deepest))
+
+    def do_broad_phase(self, _arg, _shift):
+        self.say(f"broad phase: {self.world.next_broad_phase()}")
 
     def do_quit(self, _arg, _shift):
         self.quit_requested = True
@@ -254,25 +260,26 @@ class Session:
         if self._loading is not None:
             self.say("a scene is still loading; wait for it", error=True)
             return False
-        state = {"path": path, "message": "reading", "result": None, "start": time.monotonic()}
+        state = {"path": path, "message": "reading", "fraction": None, "result": None, "start": time.monotonic()}
 
         def work():
+            from ..progress import TerminalProgress, tee
             from ..scene import load_scene
             from ..scene_file import SceneError
 
-            def progress(text):
-                state["message"] = text
-                if echo:
-                    import sys
+            def progress(stage, fraction):
+                state["message"], state["fraction"] = stage, fraction
 
-                    print(f"  {time.monotonic() - state['start']:6.1f} s  {text}", file=sys.stderr, flush=True)
-
+            terminal = TerminalProgress() if echo else None
             try:
-                state["result"] = load_scene(path, progress=progress)
+                state["result"] = load_scene(path, progress=tee(progress, terminal))
             except SceneError as exc:
                 state["result"] = (None, [str(exc)])
             except Exception as exc:  # never lose the viewer to a loader bug
                 state["result"] = (None, [f"{path}: loading failed ({type(exc).__name__}: {exc})"])
+            finally:
+                if terminal is not None:
+                    terminal.close()
 
         state["thread"] = threading.Thread(target=work, name="scene-loader", daemon=True)
         self._loading = state
@@ -296,6 +303,7 @@ class Session:
         if not world.bodies:
             self.say(f"{state['path']}: no body could be loaded; keeping the current scene", error=True)
             return True
+        world.set_broad_phase(self.world.broad_phase_name)  # the user's choice outlives the scene
         self.world = world
         self.scene_path = state["path"]
         self.selected = None
@@ -312,6 +320,11 @@ class Session:
         if s is None:
             return None
         return s["path"], s["message"], time.monotonic() - s["start"]
+
+    @property
+    def loading_fraction(self):
+        """How far the current stage of the load is (0..1), or None when unknown or not loading."""
+        return None if self._loading is None else self._loading["fraction"]
 
     def do_save_scene(self, _arg, _shift):
         self.save_scene()
@@ -401,6 +414,25 @@ class Session:
                 draw.points(c.points()[::every], COLORS["contacts"])
                 draw._add_lines(ray_lines(c.points()[::every], c.normals[::every], draw.marker_size * 6),
                                 COLORS["contacts"])
+        if self.flags["manifolds"]:
+            from .buffers import ray_lines
+
+            size = draw.marker_size
+            draw.marker_size = 2.0 * size
+            for pm in world.manifolds:  # the patch outline, each point and the normal (A to B)
+                m = pm.manifold
+                pts = m.points
+                draw.points(pts, COLORS["manifolds"])
+                draw._add_lines(ray_lines(pts, np.broadcast_to(m.normal, pts.shape), size * 10),
+                                COLORS["manifolds"])
+                if len(pts) > 2:  # in order around the patch, seen along the normal
+                    d = pts - pts.mean(0)
+                    u = np.cross(m.normal, d[0]) if np.linalg.norm(np.cross(m.normal, d[0])) > 0 else d[1]
+                    ring = pts[np.argsort(np.arctan2(d @ u, d @ np.cross(u, m.normal)))]
+                    draw.segments(np.stack([ring, np.roll(ring, -1, axis=0)], axis=1), COLORS["manifolds"])
+                elif len(pts) == 2:
+                    draw.segments(pts[None], COLORS["manifolds"])
+            draw.marker_size = size
         self.trace_counts = (0, 0)
         self.separating_axis = -1
         if self.selected is not None and (self.flags["traversal"] or self.flags["axis"]):
@@ -436,6 +468,9 @@ class Session:
             f"bodies {len(self.world.bodies)}   candidate pairs {st['candidates']}   "
             f"box tests {st['box_tests']}   triangle tests {st['tri_tests']}   "
             f"contacts {st['contacts']}" + ("   [paused]" if self.world.paused else ""),
+            f"broad phase {self.world.broad_phase_name}   piece pairs {st['piece_pairs']}   "
+            f"manifolds {st['manifolds']} ({st['points']} points)   touching pairs {st['touching']}   "
+            f"exact triangles {st['exact'] * ms:5.2f} ms",
             f"overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
             + f"   tree depth {self.depth}",
         ]
@@ -461,8 +496,12 @@ class Session:
             lines.append("click a body (or Tab) to select it;  H for help")
         if self._loading is not None:
             path, message, seconds = self.loading
-            spinner = "|/-\\"[int(seconds * 8) % 4]
-            lines.append(f"{spinner} loading {os.path.basename(path)} ({seconds:.0f} s): {message}")
+            fraction = self.loading_fraction
+            if fraction is None:  # a stage of unknown length (V-HACD reports none): a spinner
+                mark = "|/-\\"[int(seconds * 8) % 4]
+            else:
+                mark = "[" + "#" * round(10 * fraction) + "-" * (10 - round(10 * fraction)) + f"] {fraction:4.0%}"
+            lines.append(f"{mark} loading {os.path.basename(path)} ({seconds:.0f} s): {message}")
         now = time.monotonic()
         for text, when, error in self.messages:
             if now - when < 8.0:

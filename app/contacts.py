@@ -1,0 +1,194 @@
+"""Contact manifolds that persist from step to step, and contact events.
+
+The narrow phase (:func:`collision.narrow_phase.collide_shapes`) answers one
+step at a time. Here the world keeps, for every pair of convex pieces that
+touch, a :class:`PersistentManifold`: the latest manifold, and for each of
+its points how many steps it has existed and the impulses the solver
+accumulated on it (warm starting). A new manifold continues the old one point
+by point, by feature id first and by distance otherwise
+(:func:`collision.manifold.match_contacts`), so a box resting on another keeps
+the same four contacts while it sits still.
+
+Mid phase: a body made of several convex pieces passes only the piece pairs
+whose world AABBs (expanded by the contact margin) overlap to the narrow
+phase. A static concave body's shape is its triangle mesh
+(:class:`collision.shapes.TriMesh`): a piece against it gets one manifold per
+touching triangle, or per plane of coplanar triangles
+(:func:`collision.convex_mesh.collide_convex_trimesh`).
+
+Events: a body pair *begins* touching on the first step one of its pieces'
+manifolds has a point at zero gap or deeper, *persists* on every following
+step, and *ends* on the first step without one (or when a body is removed).
+Speculative points (a gap below the margin) do not count as touching.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collision.convex_mesh import collide_convex_trimesh
+from collision.manifold import match_contacts
+from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
+from collision.shapes import TriMesh, shape_world_aabb
+
+__all__ = ["PersistentManifold", "ContactEvent", "ContactManager"]
+
+
+@dataclass(eq=False)
+class PersistentManifold:
+    """One piece pair's contact, carried across steps.
+
+    Attributes
+    ----------
+    a, b : Body
+    piece_a, piece_b : int
+        Indices into ``a.shapes`` and ``b.shapes``.
+    manifold : collision.manifold.Manifold
+        The latest one (world frame, normal from A to B).
+    age : (k,) int64
+        Steps each point has existed (1 for a new point).
+    impulses : (k, 3) float64
+        Normal and two tangent impulses accumulated by the solver, carried to
+        the matching new point (zero for a new point).
+    cache : collision.narrow_phase.PairCache
+        GJK simplex / SAT feature of the last step.
+    """
+
+    a: object
+    b: object
+    piece_a: int
+    piece_b: int
+    manifold: object
+    age: np.ndarray
+    impulses: np.ndarray
+    cache: PairCache = field(default_factory=PairCache)
+
+    @property
+    def touching(self):
+        return bool(len(self.manifold.depths)) and float(self.manifold.depths.max()) >= 0.0
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """A change, or the continuation, of contact between two bodies.
+
+    Attributes
+    ----------
+    kind : str
+        ``"begin"``, ``"persist"`` or ``"end"``.
+    a, b : Body
+    points : int
+        Touching contact points between them this step (0 for ``"end"``).
+    """
+
+    kind: str
+    a: object
+    b: object
+    points: int
+
+
+class ContactManager:
+    """Runs the mid and narrow phases on the broad phase's body pairs and keeps
+    the manifolds and the touching pairs from step to step.
+
+    Parameters
+    ----------
+    margin : float
+        Speculative contact distance: points whose gap is at most this are kept.
+    match_tol : float
+        A new point without a matching feature id continues the nearest old
+        point within this distance.
+    """
+
+    def __init__(self, margin=0.01, match_tol=None):
+        self.margin = float(margin)
+        self.match_tol = float(match_tol) if match_tol is not None else 2.0 * self.margin
+        self.manifolds = {}
+        self.touching = {}
+        self.events = []
+        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
+
+    def clear(self):
+        self.manifolds = {}
+        self.touching = {}
+        self.events = []
+
+    def update(self, bodies, pairs):
+        """Contacts for the candidate body pairs ``pairs`` ((i, j) into ``bodies``).
+
+        Returns
+        -------
+        list of ContactEvent
+            This step's events (also kept in :attr:`events`).
+        """
+        old = self.manifolds
+        new = {}
+        piece_pairs = 0
+        for i, j in pairs:
+            a, b = bodies[i], bodies[j]
+            if a.motion == "static" and b.motion == "static":
+                continue
+            if not a.shapes or not b.shapes:
+                continue
+            for p, q in self._piece_pairs(a, b):
+                piece_pairs += 1
+                for key, m, cache in self._contacts(a, b, p, q, old):
+                    self._keep(new, old.get(key), key, m, cache)
+        self.manifolds = new
+
+        touching = {}
+        for pm in new.values():
+            if pm.touching:
+                n = int(np.count_nonzero(pm.manifold.depths >= 0.0))
+                touching[(pm.a, pm.b)] = touching.get((pm.a, pm.b), 0) + n
+        events = []
+        for pair, n in touching.items():
+            events.append(ContactEvent("persist" if pair in self.touching else "begin", pair[0], pair[1], n))
+        for pair in self.touching:
+            if pair not in touching:
+                events.append(ContactEvent("end", pair[0], pair[1], 0))
+        self.touching = touching
+        self.events = events
+        self.stats = {"piece_pairs": piece_pairs, "manifolds": len(new),
+                      "points": sum(len(pm.manifold.depths) for pm in new.values())}
+        return events
+
+    def _contacts(self, a, b, p, q, old):
+        """``(key, manifold, cache)`` for piece ``p`` of A against piece ``q`` of B: one manifold
+        for two convex shapes, one per triangle (or plane of triangles) against a mesh."""
+        sa, sb = a.shapes[p], b.shapes[q]
+        margin = self.margin
+        if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
+            if isinstance(sa, TriMesh):
+                found = [(k, flip_manifold(m)) for k, m in collide_convex_trimesh(sb, b.pose, sa, a.pose, margin)]
+            else:
+                found = collide_convex_trimesh(sa, a.pose, sb, b.pose, margin)
+            return [((a, b, p, q, k), m, None) for k, m in found if len(m.depths)]
+        key = (a, b, p, q)
+        prev = old.get(key)
+        cache = prev.cache if prev is not None else PairCache()
+        m = collide_shapes(sa, a.pose, sb, b.pose, margin, cache)
+        return [(key, m, cache)] if len(m.depths) else []
+
+    def _keep(self, new, prev, key, m, cache):
+        """Store manifold ``m`` under ``key``, continuing ``prev``'s points (age, impulses)."""
+        k = len(m.depths)
+        age = np.ones(k, np.int64)
+        impulses = np.zeros((k, 3))
+        if prev is not None and len(prev.manifold.depths):
+            src = match_contacts(prev.manifold.ids, prev.manifold.points, m.ids, m.points, self.match_tol)
+            hit = src >= 0
+            age[hit] = prev.age[src[hit]] + 1
+            impulses[hit] = prev.impulses[src[hit]]
+        new[key] = PersistentManifold(key[0], key[1], key[2], key[3], m, age, impulses,
+                                      cache if cache is not None else PairCache())
+
+    def _piece_pairs(self, a, b):
+        """Mid phase: the piece pairs whose world AABBs, grown by the margin, overlap."""
+        if len(a.shapes) == 1 and len(b.shapes) == 1:
+            return [(0, 0)]
+        ba = np.array([shape_world_aabb(s, a.pose) for s in a.shapes])
+        bb = np.array([shape_world_aabb(s, b.pose) for s in b.shapes])
+        lo_a, hi_a = ba[:, 0] - self.margin, ba[:, 1] + self.margin
+        overlap = np.all((lo_a[:, None] <= bb[None, :, 1]) & (bb[None, :, 0] <= hi_a[:, None]), axis=2)
+        return [(int(p), int(q)) for p, q in zip(*np.nonzero(overlap))]

@@ -1,0 +1,589 @@
+"""Dynamic AABB tree of fat boxes (the Box2D ``b2DynamicTree`` / Bullet ``btDbvt`` idea).
+
+A binary tree whose leaves are the proxies, each holding a *fat* box (the
+tight box grown by a margin) so that a body that moves a little stays inside
+it and costs nothing; only when the tight box leaves its fat box is the leaf
+removed and inserted again (Catto, "Dynamic AABB tree", GDC 2019; RTCD 6.2 on
+incremental construction). Written from the ideas, not from their code.
+
+- Insertion chooses the sibling by the surface-area heuristic (Goldsmith and
+  Salmon 1987; MacDonald and Booth 1990): walking down from the root, stop at
+  the node where making a new parent is cheaper than the cost (new area plus
+  the area inherited by the ancestors) of descending into either child.
+- After every insertion and removal the path to the root is refitted and
+  rebalanced by AVL-style rotations (a child two levels taller than its
+  sibling is rotated up), which keeps the tree from degenerating into a list
+  when boxes arrive sorted or identical.
+- Pairs are kept between updates as the sorted set of FAT-box overlaps
+  (Box2D's pair buffer idea): a leaf that was not re-inserted kept its fat
+  box, so its fat pairs with other such leaves still hold. Each update drops
+  the pairs of re-inserted leaves, queries the tree once for each of them
+  (a depth-first descent pruned by fat boxes, RTCD 6.3) and merges the new pairs
+  in; then every fat pair is tested on the TIGHT boxes, so the result equals
+  brute force exactly. A slowly moving set costs O(n) checks plus
+  O(moved log n) tree work plus O(fat pairs).
+- Leaves are nodes ``0..n-1`` (proxy ``i`` is leaf ``i``), internal nodes
+  ``n..2n-2`` come from a free list; all state is in flat arrays that the
+  compiled kernels change in place.
+
+Margin of proxy ``i``: ``margin_rel * (largest side of its tight box) +
+margin_abs`` on every side (world units; no velocity is involved). A fat box
+more than ``shrink`` times wider than needed on an axis is also refitted, so
+a box that shrank (or a teleport from a huge box) does not keep a stale fat
+box forever.
+"""
+
+import numpy as np
+
+from .._jit import njit
+from ._base import BroadPhase
+
+__all__ = ["DynamicAABBTree"]
+
+# meta[ROOT] is the root node (-1 when empty), meta[FREE] the number of free internal nodes
+_ROOT = 0
+_FREE = 1
+
+
+@njit
+def _area(lo, hi, i):
+    """Surface area of node ``i``'s box (the SAH cost measure)."""
+    dx = hi[i, 0] - lo[i, 0]
+    dy = hi[i, 1] - lo[i, 1]
+    dz = hi[i, 2] - lo[i, 2]
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@njit
+def _union_area(lo, hi, i, j):
+    """Surface area of the box enclosing nodes ``i`` and ``j``."""
+    dx = max(hi[i, 0], hi[j, 0]) - min(lo[i, 0], lo[j, 0])
+    dy = max(hi[i, 1], hi[j, 1]) - min(lo[i, 1], lo[j, 1])
+    dz = max(hi[i, 2], hi[j, 2]) - min(lo[i, 2], lo[j, 2])
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@njit
+def _set_union(lo, hi, dst, i, j):
+    for a in range(3):
+        lo[dst, a] = min(lo[i, a], lo[j, a])
+        hi[dst, a] = max(hi[i, a], hi[j, a])
+
+
+@njit
+def _replace_child(child, parent, meta, old, new):
+    """Make ``new`` take ``old``'s place under ``old``'s parent (or as the root)."""
+    p = parent[old]
+    parent[new] = p
+    if p < 0:
+        meta[_ROOT] = new
+    elif child[p, 0] == old:
+        child[p, 0] = new
+    else:
+        child[p, 1] = new
+
+
+@njit
+def _balance(lo, hi, parent, child, height, meta, a):
+    """One AVL rotation at node ``a`` if a child is 2+ levels taller; returns the subtree's root.
+
+    The taller child ``c`` moves up into ``a``'s place; of ``c``'s children the
+    taller stays under ``c`` and the other moves under ``a``.
+    """
+    if height[a] < 2:
+        return a
+    for side in range(2):
+        tall = child[a, 1 - side]
+        short = child[a, side]
+        if height[tall] - height[short] <= 1 or height[tall] < 1:
+            continue
+        f = child[tall, 0]
+        g = child[tall, 1]
+        _replace_child(child, parent, meta, a, tall)
+        # tall takes a as one child; keeps its taller child as the other
+        if height[f] > height[g]:
+            keep, give = f, g
+        else:
+            keep, give = g, f
+        child[tall, 0] = a
+        child[tall, 1] = keep
+        parent[a] = tall
+        child[a, 1 - side] = give
+        parent[give] = a
+        _set_union(lo, hi, a, short, give)
+        height[a] = 1 + max(height[short], height[give])
+        _set_union(lo, hi, tall, a, keep)
+        height[tall] = 1 + max(height[a], height[keep])
+        return tall
+    return a
+
+
+@njit
+def _fix_upwards(lo, hi, parent, child, height, meta, node):
+    """Rebalance and refit every node from ``node`` to the root."""
+    while node >= 0:
+        node = _balance(lo, hi, parent, child, height, meta, node)
+        c0 = child[node, 0]
+        c1 = child[node, 1]
+        height[node] = 1 + max(height[c0], height[c1])
+        _set_union(lo, hi, node, c0, c1)
+        node = parent[node]
+
+
+@njit
+def _insert_leaf(lo, hi, parent, child, height, meta, free, leaf):
+    """Insert ``leaf`` (its fat box already set) by the surface-area heuristic."""
+    root = meta[_ROOT]
+    height[leaf] = 0
+    child[leaf, 0] = -1
+    child[leaf, 1] = -1
+    if root < 0:
+        meta[_ROOT] = leaf
+        parent[leaf] = -1
+        return
+    node = root
+    while height[node] > 0:
+        area = _area(lo, hi, node)
+        combined = _union_area(lo, hi, node, leaf)
+        cost_here = 2.0 * combined  # a new parent of node and leaf
+        inherit = 2.0 * (combined - area)  # growth of node's box, paid by every ancestor below
+        best = node
+        best_cost = cost_here
+        for s in range(2):
+            c = child[node, s]
+            grow = _union_area(lo, hi, c, leaf)
+            if height[c] > 0:
+                grow -= _area(lo, hi, c)
+            cost = grow + inherit
+            if cost < best_cost:
+                best_cost = cost
+                best = c
+        if best == node:
+            break
+        node = best
+    sibling = node
+    meta[_FREE] -= 1
+    p = free[meta[_FREE]]
+    _replace_child(child, parent, meta, sibling, p)
+    child[p, 0] = sibling
+    child[p, 1] = leaf
+    parent[sibling] = p
+    parent[leaf] = p
+    height[p] = height[sibling] + 1
+    _set_union(lo, hi, p, sibling, leaf)
+    # start at the new parent itself: when it became the root it may need a rotation too
+    _fix_upwards(lo, hi, parent, child, height, meta, p)
+
+
+@njit
+def _remove_leaf(lo, hi, parent, child, height, meta, free, leaf):
+    """Take ``leaf`` out; its parent node goes back to the free list."""
+    if meta[_ROOT] == leaf:
+        meta[_ROOT] = -1
+        parent[leaf] = -1
+        return
+    p = parent[leaf]
+    sibling = child[p, 1] if child[p, 0] == leaf else child[p, 0]
+    grand = parent[p]
+    _replace_child(child, parent, meta, p, sibling)
+    parent[leaf] = -1
+    height[p] = -1
+    free[meta[_FREE]] = p
+    meta[_FREE] += 1
+    _fix_upwards(lo, hi, parent, child, height, meta, grand)
+
+
+@njit
+def _update_leaves(tlo, thi, lo, hi, parent, child, height, meta, free, margin_rel, margin_abs,
+                   shrink, moved):
+    """Re-insert every leaf whose tight box left its fat box (or whose fat box is far too loose).
+
+    Sets ``moved[i]`` for the leaves (re)inserted and returns their count.
+    """
+    n = tlo.shape[0]
+    count = 0
+    for i in range(n):
+        ext = max(thi[i, 0] - tlo[i, 0], max(thi[i, 1] - tlo[i, 1], thi[i, 2] - tlo[i, 2]))
+        m = margin_rel * ext + margin_abs
+        moved[i] = False
+        stale = False
+        for a in range(3):
+            if tlo[i, a] < lo[i, a] or thi[i, a] > hi[i, a]:
+                stale = True
+            elif (hi[i, a] - lo[i, a]) > shrink * (thi[i, a] - tlo[i, a] + 2.0 * m):
+                stale = True
+        if not stale:
+            continue
+        _remove_leaf(lo, hi, parent, child, height, meta, free, i)
+        for a in range(3):
+            lo[i, a] = tlo[i, a] - m
+            hi[i, a] = thi[i, a] + m
+            # rounding may leave the fat box short of the tight one by an ulp: never allow that
+            if lo[i, a] > tlo[i, a]:
+                lo[i, a] = tlo[i, a]
+            if hi[i, a] < thi[i, a]:
+                hi[i, a] = thi[i, a]
+        _insert_leaf(lo, hi, parent, child, height, meta, free, i)
+        moved[i] = True
+        count += 1
+    return count
+
+
+@njit
+def _build_top_down(tlo, thi, lo, hi, parent, child, height, meta, free, margin_rel, margin_abs, moved):
+    """Build the whole tree at once (on a rebuild): median split of the box centres.
+
+    Top-down construction (RTCD 6.2): each node's proxies are split in two
+    halves at the median centre along the longest axis of their centres'
+    bounds. Incremental insertion of a whole set in arbitrary order gives a
+    worse tree (more overlap between siblings); later updates insert into this
+    one. Every proxy is marked moved.
+    """
+    n = tlo.shape[0]
+    centre = np.empty((n, 3), np.float64)
+    for i in range(n):
+        ext = max(thi[i, 0] - tlo[i, 0], max(thi[i, 1] - tlo[i, 1], thi[i, 2] - tlo[i, 2]))
+        m = margin_rel * ext + margin_abs
+        for a in range(3):
+            lo[i, a] = tlo[i, a] - m
+            hi[i, a] = thi[i, a] + m
+            if lo[i, a] > tlo[i, a]:
+                lo[i, a] = tlo[i, a]
+            if hi[i, a] < thi[i, a]:
+                hi[i, a] = thi[i, a]
+            centre[i, a] = 0.5 * tlo[i, a] + 0.5 * thi[i, a]
+        height[i] = 0
+        child[i, 0] = -1
+        child[i, 1] = -1
+        moved[i] = True
+    order = np.arange(n)
+    # work items: (start, end, node id to fill, parent node)
+    work = np.empty((2 * n, 3), np.int64)
+    created = np.empty(n, np.int64)
+    n_created = 0
+    top = 1
+    work[0, 0] = 0
+    work[0, 1] = n
+    work[0, 2] = -1
+    while top > 0:
+        top -= 1
+        s = work[top, 0]
+        e = work[top, 1]
+        up = work[top, 2]
+        if e - s == 1:
+            node = order[s]
+        else:
+            meta[_FREE] -= 1
+            node = free[meta[_FREE]]
+            created[n_created] = node
+            n_created += 1
+            best = 0
+            best_ext = -1.0
+            for a in range(3):
+                cmin = np.inf
+                cmax = -np.inf
+                for k in range(s, e):
+                    v = centre[order[k], a]
+                    cmin = min(cmin, v)
+                    cmax = max(cmax, v)
+                if cmax - cmin > best_ext:
+                    best_ext = cmax - cmin
+                    best = a
+            vals = np.empty(e - s, np.float64)
+            for k in range(s, e):
+                vals[k - s] = centre[order[k], best]
+            perm = np.argsort(vals)
+            seg = order[s:e].copy()
+            for k in range(e - s):
+                order[s + k] = seg[perm[k]]
+            mid = (s + e) // 2
+            work[top, 0] = s
+            work[top, 1] = mid
+            work[top, 2] = node
+            work[top + 1, 0] = mid
+            work[top + 1, 1] = e
+            work[top + 1, 2] = node
+            top += 2
+            child[node, 0] = -1
+            child[node, 1] = -1
+        parent[node] = up
+        if up < 0:
+            meta[_ROOT] = node
+        elif child[up, 0] < 0:
+            child[up, 0] = node
+        else:
+            child[up, 1] = node
+    # boxes and heights bottom-up: children were created after their parents
+    for k in range(n_created - 1, -1, -1):
+        node = created[k]
+        c0 = child[node, 0]
+        c1 = child[node, 1]
+        height[node] = 1 + max(height[c0], height[c1])
+        _set_union(lo, hi, node, c0, c1)
+
+
+@njit
+def _query_moved(lo, hi, child, height, root, moved):
+    """Fat-box pairs that involve a moved leaf: one tree query per moved leaf.
+
+    A pair of two moved leaves is kept only from the query of the smaller
+    index. Returns (sorted keys ``i * n + j`` with i < j, node tests).
+    """
+    n = moved.shape[0]
+    keys = np.empty(64, np.int64)
+    count = 0
+    tests = 0
+    # depth-first, one pop pushes two: never more than height + 1 waiting. No array is
+    # re-bound inside the walk (numba then pays reference counting on every iteration).
+    stack = np.empty(height[root] + 2, np.int64)
+    for i in range(n):
+        if not moved[i]:
+            continue
+        if count + n > keys.shape[0]:
+            bigger = np.empty(2 * (count + n), np.int64)
+            bigger[:count] = keys[:count]
+            keys = bigger
+        lx, ly, lz = lo[i, 0], lo[i, 1], lo[i, 2]
+        hx, hy, hz = hi[i, 0], hi[i, 1], hi[i, 2]
+        stack[0] = root
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            tests += 1
+            if (lo[node, 0] > hx or lx > hi[node, 0] or lo[node, 1] > hy or ly > hi[node, 1]
+                    or lo[node, 2] > hz or lz > hi[node, 2]):
+                continue
+            if height[node] == 0:
+                j = node
+                if j == i or (moved[j] and j < i):
+                    continue
+                keys[count] = i * n + j if i < j else j * n + i
+                count += 1
+                continue
+            stack[top] = child[node, 0]
+            stack[top + 1] = child[node, 1]
+            top += 2
+    out = keys[:count].copy()
+    out.sort()
+    return out, tests
+
+
+@njit
+def _merge_filter(old, new, moved, tlo, thi):
+    """The new fat-pair set and the tight pairs, both in sorted order.
+
+    ``old`` (sorted keys) loses every pair with a moved leaf (its fat box
+    changed) and is merged with ``new`` (sorted, each with a moved leaf, so
+    disjoint from what is kept). Each candidate is then tested on the TIGHT
+    boxes. Returns (keys, pairs (k, 2), tight tests).
+    """
+    n = moved.shape[0]
+    keys = np.empty(old.shape[0] + new.shape[0], np.int64)
+    count = 0
+    p = 0
+    for q in range(old.shape[0] + 1):
+        # keys of ``old`` that survive, interleaved with ``new`` in order
+        if q < old.shape[0]:
+            key = old[q]
+            if moved[key // n] or moved[key % n]:
+                continue
+        else:
+            key = n * n  # past every key: flush ``new``
+        while p < new.shape[0] and new[p] < key:
+            keys[count] = new[p]
+            count += 1
+            p += 1
+        if q < old.shape[0]:
+            keys[count] = key
+            count += 1
+    keys = keys[:count]
+    pairs = np.empty((count, 2), np.int64)
+    k = 0
+    for q in range(count):
+        i = keys[q] // n
+        j = keys[q] % n
+        if (tlo[i, 0] <= thi[j, 0] and tlo[j, 0] <= thi[i, 0] and tlo[i, 1] <= thi[j, 1]
+                and tlo[j, 1] <= thi[i, 1] and tlo[i, 2] <= thi[j, 2] and tlo[j, 2] <= thi[i, 2]):
+            pairs[k, 0] = i
+            pairs[k, 1] = j
+            k += 1
+    return keys, pairs[:k].copy(), count
+
+
+@njit
+def _validate(tlo, thi, lo, hi, parent, child, height, meta, free, keys):
+    """Structural check; returns (code, node), code 0 when the tree is sound."""
+    n = tlo.shape[0]
+    m = lo.shape[0]
+    root = meta[_ROOT]
+    seen = np.zeros(m, np.int64)
+    if root < 0:
+        return (1, -1) if n > 0 else (0, -1)
+    if parent[root] != -1:
+        return 2, root
+    stack = np.empty(m + 1, np.int64)
+    stack[0] = root
+    top = 1
+    leaves = 0
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if seen[node]:
+            return 3, node  # reached twice: a cycle or a shared child
+        seen[node] = 1
+        if node < n:
+            if height[node] != 0:
+                return 4, node
+            leaves += 1
+            for a in range(3):
+                if not (lo[node, a] <= tlo[node, a] and thi[node, a] <= hi[node, a]):
+                    return 5, node  # fat box does not enclose the tight box
+            continue
+        if height[node] < 1:
+            return 6, node
+        c0 = child[node, 0]
+        c1 = child[node, 1]
+        if c0 < 0 or c1 < 0 or parent[c0] != node or parent[c1] != node:
+            return 7, node
+        if height[node] != 1 + max(height[c0], height[c1]):
+            return 8, node
+        for c in (c0, c1):
+            for a in range(3):
+                if not (lo[node, a] <= lo[c, a] and hi[c, a] <= hi[node, a]):
+                    return 9, node  # node does not enclose its child
+        stack[top] = c0
+        stack[top + 1] = c1
+        top += 2
+    if leaves != n:
+        return 10, -1
+    if meta[_FREE] + (n - 1) != m - n:
+        return 11, -1
+    for k in range(meta[_FREE]):
+        if seen[free[k]]:
+            return 12, free[k]
+    # the kept fat-pair set is exactly the set of fat overlaps, sorted and unique
+    q = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            fat = True
+            for a in range(3):
+                if lo[i, a] > hi[j, a] or lo[j, a] > hi[i, a]:
+                    fat = False
+            if fat:
+                if q >= keys.shape[0] or keys[q] != i * n + j:
+                    return 13, i
+                q += 1
+    if q != keys.shape[0]:
+        return 13, -1
+    return 0, -1
+
+
+_MESSAGES = {
+    1: "empty tree holding proxies",
+    2: "root has a parent",
+    3: "node reached twice (cycle or shared child)",
+    4: "leaf with non-zero height",
+    5: "leaf's fat box does not enclose its tight box",
+    6: "internal node with height < 1",
+    7: "child / parent links disagree",
+    8: "height is not 1 + max(children)",
+    9: "node box does not enclose a child's box",
+    10: "not every proxy is a leaf of the tree",
+    11: "free list and tree do not account for every internal node",
+    12: "free node is in the tree",
+    13: "kept fat-pair set differs from the fat-box overlaps",
+}
+
+
+class DynamicAABBTree(BroadPhase):
+    """Dynamic AABB tree with fat leaves, SAH insertion and AVL rotations.
+
+    Parameters
+    ----------
+    margin_rel : float
+        Fat margin as a fraction of the box's largest side (default 0.1).
+    margin_abs : float
+        Constant added to the margin, world units (default 0.01).
+    shrink : float
+        Refit a fat box wider than ``shrink`` times what a fresh one would be
+        on some axis (default 4.0).
+
+    ``stats``: ``box_tests`` (fat node tests of the queries plus tight tests
+    of the fat pairs), ``reinserted`` (leaves re-inserted this update; all of
+    them on a rebuild), ``fat_pairs``, ``height`` (root height), ``pairs``.
+    """
+
+    name = "tree"
+
+    def __init__(self, margin_rel=0.1, margin_abs=0.01, shrink=4.0):
+        super().__init__()
+        for name, value in (("margin_rel", margin_rel), ("margin_abs", margin_abs)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+        if not (np.isfinite(shrink) and shrink > 1):
+            raise ValueError(f"shrink: expected a finite number > 1, got {shrink!r}")
+        self.margin_rel = float(margin_rel)
+        self.margin_abs = float(margin_abs)
+        self.shrink = float(shrink)
+        self._alloc(0)
+
+    def _alloc(self, n):
+        m = max(2 * n, 1)
+        self.lo = np.zeros((m, 3))
+        self.hi = np.zeros((m, 3))
+        self.parent = np.full(m, -1, np.int64)
+        self.child = np.full((m, 2), -1, np.int64)
+        self.height = np.full(m, -1, np.int64)
+        self.meta = np.array([-1, m - n], np.int64)  # root, number of free internal nodes
+        self.free = np.arange(m - 1, n - 1, -1, dtype=np.int64)  # pop from the end: n first
+        self.tight_lo = np.zeros((n, 3))
+        self.tight_hi = np.zeros((n, 3))
+        self._moved = np.zeros(n, np.bool_)
+        self._keys = np.empty(0, np.int64)  # sorted fat-overlap pairs, key i * n + j (i < j)
+
+    def clear(self):
+        super().clear()
+        self._alloc(0)
+
+    @property
+    def root(self):
+        """Root node index (-1 when empty)."""
+        return int(self.meta[_ROOT])
+
+    def _update(self, lo, hi, rebuild):
+        n = lo.shape[0]
+        if rebuild:
+            self._alloc(n)
+        self.tight_lo[:] = lo
+        self.tight_hi[:] = hi
+        moved = self._moved
+        if rebuild:
+            _build_top_down(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent, self.child,
+                            self.height, self.meta, self.free, self.margin_rel, self.margin_abs, moved)
+            n_moved = n
+        else:
+            n_moved = _update_leaves(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent,
+                                     self.child, self.height, self.meta, self.free, self.margin_rel,
+                                     self.margin_abs, self.shrink, moved)
+        new, node_tests = _query_moved(self.lo, self.hi, self.child, self.height, self.meta[_ROOT], moved)
+        self._keys, pairs, tight_tests = _merge_filter(self._keys, new, moved, self.tight_lo, self.tight_hi)
+        self.stats = {"box_tests": int(node_tests + tight_tests), "reinserted": int(n_moved),
+                      "fat_pairs": int(self._keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
+        return pairs
+
+    def validate(self):
+        """Check the tree; raise ``AssertionError`` naming the first fault.
+
+        Every internal node's box encloses its children's boxes, links and
+        heights agree, every proxy is exactly one leaf, every leaf's fat box
+        encloses its tight box, the free list holds the other nodes, and the
+        kept fat-pair set equals the fat-box overlaps (an O(n^2) check: for
+        tests, not for every frame).
+        """
+        if self._n < 2:
+            return
+        code, node = _validate(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent, self.child,
+                               self.height, self.meta, self.free, self._keys)
+        if code:
+            raise AssertionError(f"DynamicAABBTree.validate: {_MESSAGES[code]} (node {node})")

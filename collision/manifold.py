@@ -1,0 +1,827 @@
+"""Contact manifolds between convex polyhedra: SAT, clipping, reduction, persistence.
+
+:func:`collide_hull_hull` finds the minimum-penetration (or largest-gap) axis of
+two posed convex hulls by the separating-axis test of D. Gregorius ("The
+Separating Axis Test between Convex Polyhedra", GDC 2013): face normals of A,
+face normals of B, and only those edge pairs whose arcs cross on the Gauss
+map (exactly the edge pairs that build a face of the Minkowski difference).
+It then builds the contact patch:
+
+* face contact: the reference face is clipped against the incident face of the
+  other hull (Sutherland-Hodgman, RTCD 8.3.4), points deeper than ``-margin``
+  are kept and projected onto the reference face, and at most four are kept
+  (:func:`_reduce`);
+* edge contact: the closest points of the two edge segments (RTCD 5.1.9).
+
+Frame and sign (those of :mod:`collision.sat`): the normal is a world unit
+vector from A towards B; ``depth > 0`` is penetration along it, ``depth < 0``
+a gap (a speculative contact within ``margin``); for each point
+``points_a - points_b == depths[:, None] * normal`` (exact for face contacts
+and penetrating edge contacts; a speculative edge contact whose closest points
+are clamped to the segment ends also has a part across the normal). Internally everything runs in
+A's model frame with B's relative transform (parry's ``pos12``).
+
+:func:`match_contacts` carries contacts from one step to the next by their
+feature ids (then by distance), so a solver can keep accumulated impulses.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _vec as v
+from ._jit import njit
+from ._validate import as_array
+from .closest_pair import closest_pt_segment_segment_t
+from .convex import ConvexPolyhedron
+from .hull_data import HullData
+
+__all__ = ["Manifold", "SatCache", "collide_hull_hull", "match_contacts", "unpack_feature_id",
+           "KIND_NAMES"]
+
+KIND_NAMES = ("face_a", "face_b", "edge_edge", "none")
+_FACE_A, _FACE_B, _EDGE, _NONE = 0, 1, 2, 3
+
+# Axis choice when penetrating: the SAT minimum is biased towards face axes
+# (stable, 4-point patches) and towards A's faces, so that near-ties do not
+# flip the manifold from frame to frame (the idea of Box2D's b2CollidePolygons
+# and Gregorius' talk; the numbers are ours). An edge axis wins only when its
+# separation beats the best face by EDGE_REL_TOL * |face separation| +
+# ABS_TOL * scale; B's face beats A's by FACE_REL_TOL * |.| + ABS_TOL * scale.
+# ``scale`` is the smaller hull's extent.
+EDGE_REL_TOL = 0.05
+FACE_REL_TOL = 0.01
+ABS_TOL = 1e-5
+
+# Edge pairs closer to parallel than this sine give no axis (their Minkowski
+# face is a sliver covered by the neighbouring face axes; the cross product
+# would be mostly rounding).
+PARALLEL_SINE = 1e-6
+
+# Clipped points closer than this (times the scale) are merged.
+MERGE_TOL = 1e-9
+
+# Feature id layout (int64, never negative):
+#   bits 61-62  kind: 0 reference face on A, 1 reference face on B, 2 edge-edge
+#   face contacts:
+#     bits 45-60  reference face index (16 bits)
+#     bits 29-44  incident face index (16 bits)
+#     bits 14-27  label of the patch edge entering the point (14 bits)
+#     bits  0-13  label of the patch edge leaving the point (14 bits)
+#   a label is an incident-face edge (its slot k along the incident loop, edge
+#   k -> k+1) or, with bit 13 set, a side plane of the reference face (slot j,
+#   edge j -> j+1 of the reference loop). An incident corner is (k-1, k), a
+#   point where incident edge k crosses side plane j is (k, ref|j) or (ref|j, k),
+#   a reference corner is (ref|j, ref|j'). 0x3fff twice: the deepest vertex,
+#   used alone when clipping leaves nothing.
+#   edge contacts: bits 30-60 A's edge index, bits 0-29 B's edge index.
+_KIND_SHIFT = 61
+_REF_FLAG = 1 << 13
+_LABEL_MASK = (1 << 14) - 1
+_LONE = _LABEL_MASK
+
+
+@dataclass(frozen=True)
+class Manifold:
+    """Contact patch of two convex hulls, at most four points.
+
+    Attributes
+    ----------
+    normal : (3,) float64
+        Unit contact normal in world coordinates, from A towards B (zeros
+        when empty).
+    points_a : (k, 3) float64
+        Contact points on A's surface, world, ``k <= 4``, deepest first.
+    points_b : (k, 3) float64
+        The matching points on B's surface.
+    depths : (k,) float64
+        Penetration along ``normal`` (> 0), or minus the gap (< 0) for
+        speculative points within the margin: ``points_a - points_b ==
+        depths[:, None] * normal``.
+    ids : (k,) int64
+        Feature ids (see the module source for the packing and
+        :func:`unpack_feature_id`); unique within a manifold, stable while the
+        same features touch.
+    kind : str
+        ``"face_a"`` (reference face on A), ``"face_b"``, ``"edge_edge"``, or
+        ``"none"`` (no contact within the margin).
+    tests : int
+        Features whose separation was evaluated (faces and Gauss-map-surviving
+        edge pairs; 1 when the cached separating feature still separates).
+    sat_depth : float
+        The unbiased SAT minimum: the penetration depth (> 0) or minus the gap
+        found. For an empty manifold it is only the first gap found above the
+        margin (a lower bound of the true gap), not the largest.
+    """
+
+    normal: np.ndarray
+    points_a: np.ndarray
+    points_b: np.ndarray
+    depths: np.ndarray
+    ids: np.ndarray
+    kind: str
+    tests: int
+    sat_depth: float
+
+    @property
+    def points(self):
+        """(k, 3) float64: midpoints of the point pairs."""
+        return 0.5 * (self.points_a + self.points_b)
+
+    def __len__(self):
+        return len(self.depths)
+
+
+class SatCache:
+    """The feature that separated, or set the axis of, one pair in the last call.
+
+    Pass the same object to :func:`collide_hull_hull` every step for one pair
+    of hulls (in the same order): the cached feature is tested first, and if it
+    still separates by more than the margin the call returns after that one
+    test. ``data`` is ``int64[3]``: kind (0 face of A, 1 face of B, 2 edge pair,
+    -1 none), then the indices (face or edge of A / of B, -1 if unused).
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self):
+        self.data = np.full(3, -1, dtype=np.int64)
+
+    @property
+    def kind(self):
+        k = int(self.data[0])
+        return "none" if k < 0 else KIND_NAMES[k]
+
+    @property
+    def indices(self):
+        return int(self.data[1]), int(self.data[2])
+
+    def reset(self):
+        self.data[:] = -1
+
+    def __repr__(self):
+        return f"SatCache(kind={self.kind!r}, indices={self.indices})"
+
+
+def unpack_feature_id(fid):
+    """Decode a feature id into a dict (for debugging and tests).
+
+    Returns
+    -------
+    dict
+        ``kind`` and, for face contacts, ``ref_face``, ``inc_face``,
+        ``label_in``, ``label_out`` (a label is ``("inc", k)`` or
+        ``("ref", j)``, or ``("lone", -1)``); for edge contacts ``edge_a``,
+        ``edge_b``.
+    """
+    fid = int(fid)
+    kind = KIND_NAMES[fid >> _KIND_SHIFT]
+    if kind == "edge_edge":
+        return {"kind": kind, "edge_a": (fid >> 30) & ((1 << 31) - 1), "edge_b": fid & ((1 << 30) - 1)}
+
+    def label(x):
+        if x == _LONE:
+            return ("lone", -1)
+        return ("ref", x & ~_REF_FLAG) if x & _REF_FLAG else ("inc", x)
+
+    return {"kind": kind, "ref_face": (fid >> 45) & 0xFFFF, "inc_face": (fid >> 29) & 0xFFFF,
+            "label_in": label((fid >> 14) & _LABEL_MASK), "label_out": label(fid & _LABEL_MASK)}
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+# ---------------------------------------------------------------------------
+
+
+@njit
+def _pose_status(p):
+    """0 for a finite rigid 4x4 transform, 1 if not finite, 2 if not rigid."""
+    for i in range(4):
+        for j in range(4):
+            if not math.isfinite(p[i, j]):
+                return 1
+    if p[3, 0] != 0.0 or p[3, 1] != 0.0 or p[3, 2] != 0.0 or p[3, 3] != 1.0:
+        return 2
+    for i in range(3):
+        for j in range(3):
+            d = p[0, i] * p[0, j] + p[1, i] * p[1, j] + p[2, i] * p[2, j]
+            if abs(d - (1.0 if i == j else 0.0)) > 1e-6:
+                return 2
+    c0 = (p[0, 0], p[1, 0], p[2, 0])
+    c1 = (p[0, 1], p[1, 1], p[2, 1])
+    c2 = (p[0, 2], p[1, 2], p[2, 2])
+    if v.dot(v.cross(c0, c1), c2) < 0.0:
+        return 2
+    return 0
+
+
+@njit
+def _face_query(normals, offsets, f, verts):
+    """Separation of face ``f``'s plane from the other hull's vertices (RTCD 5.2.1)."""
+    n = v.row(normals, f)
+    lo = np.inf
+    for i in range(verts.shape[0]):
+        lo = min(lo, v.dot(n, v.row(verts, i)))
+    return lo - offsets[f]
+
+
+@njit
+def _is_minkowski_face(a, b, c, d):
+    """Do the Gauss-map arcs ``a-b`` (edge of A) and ``c-d`` (edge of -B) cross?
+
+    Gregorius (GDC 2013): ``c`` and ``d`` lie on opposite sides of the plane
+    through ``a, b``, ``a`` and ``b`` on opposite sides of the plane through
+    ``c, d``, and the crossing is on the same hemisphere (not antipodal).
+    """
+    n_ab = v.cross(a, b)
+    sc = v.dot(c, n_ab)
+    sd = v.dot(d, n_ab)
+    if sc * sd >= 0.0:
+        return False
+    n_cd = v.cross(c, d)
+    ta = v.dot(a, n_cd)
+    tb = v.dot(b, n_cd)
+    if ta * tb >= 0.0:
+        return False
+    return sc * tb > 0.0
+
+
+@njit
+def _edge_query(va, ea, i, a, b, vb, eb, j):
+    """Separation along the Minkowski face of edge ``i`` of A and edge ``j`` of B.
+
+    Returns ``(sep, normal)``; ``sep = -inf`` for (near) parallel edges. The
+    normal is oriented out of A: it lies on A's arc ``a-b``, so ``n.(a+b) > 0``.
+    """
+    pa = v.row(va, ea[i, 0])
+    e1 = v.sub(v.row(va, ea[i, 1]), pa)
+    pb = v.row(vb, eb[j, 0])
+    e2 = v.sub(v.row(vb, eb[j, 1]), pb)
+    n = v.cross(e1, e2)
+    ln = v.norm(n)
+    if ln <= PARALLEL_SINE * math.sqrt(v.norm2(e1) * v.norm2(e2)):
+        return -np.inf, n
+    n = v.scale(n, 1.0 / ln)
+    if v.dot(n, v.add(a, b)) < 0.0:
+        n = v.scale(n, -1.0)
+    return v.dot(n, v.sub(pb, pa)), n
+
+
+@njit
+def _area(n, a, b, c):
+    """Signed area of triangle ``abc`` seen along ``n`` (times 2)."""
+    return v.dot(n, v.cross(v.sub(b, a), v.sub(c, a)))
+
+
+@njit
+def _reduce(n, pts, depth, cnt, tol2, keep):
+    """Pick at most four of ``cnt`` patch points; returns how many, indices in ``keep``.
+
+    Near-coincident points (closer than ``sqrt(tol2)``) are merged first, the
+    deeper one kept. Up to four survivors are all kept. Otherwise: the deepest
+    point, the point farthest from it, the point making the largest triangle
+    with these two, and the point that adds the most area to that triangle
+    (the largest area it sweeps outside any triangle edge). The four span
+    (nearly) the largest quad with the deepest point as a corner; the idea is
+    Gregorius' "Robust contact creation" (GDC 2015) and Bullet's
+    ``reduceContacts``.
+    """
+    alive = np.ones(cnt, dtype=np.bool_)
+    for i in range(cnt):
+        if not alive[i]:
+            continue
+        for j in range(i + 1, cnt):
+            if alive[j] and v.norm2(v.sub(v.row(pts, i), v.row(pts, j))) <= tol2:
+                if depth[j] > depth[i]:
+                    alive[i] = False
+                    break
+                alive[j] = False
+    m = 0
+    for i in range(cnt):
+        if alive[i]:
+            keep[m] = i
+            m += 1
+    if m <= 4:
+        # Deepest first.
+        for i in range(1, m):
+            if depth[keep[i]] > depth[keep[0]]:
+                keep[0], keep[i] = keep[i], keep[0]
+        return m
+    i0 = -1
+    for i in range(cnt):
+        if alive[i] and (i0 < 0 or depth[i] > depth[i0]):
+            i0 = i
+    p0 = v.row(pts, i0)
+    i1, best = -1, -1.0
+    for i in range(cnt):
+        if alive[i] and i != i0:
+            d = v.norm2(v.sub(v.row(pts, i), p0))
+            if d > best:
+                i1, best = i, d
+    p1 = v.row(pts, i1)
+    i2, best = -1, 0.0
+    for i in range(cnt):
+        if alive[i] and i != i0 and i != i1:
+            s = abs(_area(n, p0, p1, v.row(pts, i)))
+            if s > best:
+                i2, best = i, s
+    keep[0], keep[1] = i0, i1
+    if i2 < 0 or best <= tol2:
+        return 2
+    p2 = v.row(pts, i2)
+    sgn = 1.0 if _area(n, p0, p1, p2) > 0.0 else -1.0
+    i3, best = -1, 0.0
+    for i in range(cnt):
+        if alive[i] and i != i0 and i != i1 and i != i2:
+            q = v.row(pts, i)
+            g = max(-sgn * _area(n, p0, p1, q), max(-sgn * _area(n, p1, p2, q), -sgn * _area(n, p2, p0, q)))
+            if g > best:
+                i3, best = i, g
+    keep[2] = i2
+    if i3 < 0 or best <= tol2:
+        return 3
+    keep[3] = i3
+    return 4
+
+
+@njit
+def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs, inc_vf,
+                  kind, ref_face, margin, tol2, pin, pref, depth, ids):
+    """Clip the incident face against the reference face; fill the outputs, return the count.
+
+    Everything is in one frame (A's). ``rn, rd``: the reference plane
+    (outward normal and offset). ``pin`` get the points on the incident hull,
+    ``pref`` their projections on the reference face.
+    """
+    # Incident face: among the faces around the incident hull's deepest vertex
+    # (support point along -rn), the most anti-parallel to rn. Taking it around
+    # the deepest vertex keeps that vertex in the patch.
+    s, lo = 0, np.inf
+    for i in range(inc_v.shape[0]):
+        d = v.dot(rn, v.row(inc_v, i))
+        if d < lo:
+            s, lo = i, d
+    inc, lo_f = -1, np.inf
+    for k in range(inc_vfs[s], inc_vfs[s + 1]):
+        f = inc_vf[k]
+        d = v.dot(rn, v.row(inc_n, f))
+        if d < lo_f:
+            inc, lo_f = f, d
+    i0, i1 = inc_fs[inc], inc_fs[inc + 1]
+    m = i1 - i0
+    nr = ref_loop.shape[0]
+    cap = m + nr + 1
+    buf = np.empty((cap, 3))
+    lab = np.empty(cap, dtype=np.int64)
+    out = np.empty((cap, 3))
+    olab = np.empty(cap, dtype=np.int64)
+    for k in range(m):
+        v.store(buf, k, v.row(inc_v, inc_fv[i0 + k]))
+        lab[k] = k  # the patch edge leaving corner k is incident edge k -> k+1
+    # Sutherland-Hodgman (RTCD 8.3.4) against each side plane of the reference
+    # face, keeping the label of the patch edge that leaves each point.
+    # Points exactly on a plane count as inside; an intersection is made only
+    # when the two ends are strictly on both sides (no duplicate points).
+    for j in range(nr):
+        if m == 0:
+            break
+        pj = v.row(ref_v, ref_loop[j])
+        pk = v.row(ref_v, ref_loop[(j + 1) % nr])
+        sn = v.cross(v.sub(pk, pj), rn)  # outward side normal (loop is CCW about rn)
+        so = v.dot(sn, pj)
+        c = 0
+        for i in range(m):
+            a = v.row(buf, i)
+            b = v.row(buf, (i + 1) % m)
+            da = v.dot(sn, a) - so
+            db = v.dot(sn, b) - so
+            if da <= 0.0:
+                if db > 0.0 and da < 0.0:
+                    v.store(out, c, a)
+                    olab[c] = lab[i]
+                    c += 1
+                    v.store(out, c, v.madd(a, v.sub(b, a), da / (da - db)))
+                    olab[c] = _REF_FLAG | j
+                    c += 1
+                elif db > 0.0:  # a on the plane, b outside: leave along the plane
+                    v.store(out, c, a)
+                    olab[c] = _REF_FLAG | j
+                    c += 1
+                else:
+                    v.store(out, c, a)
+                    olab[c] = lab[i]
+                    c += 1
+            elif db < 0.0:  # entering: the crossing continues along edge i
+                v.store(out, c, v.madd(a, v.sub(b, a), da / (da - db)))
+                olab[c] = lab[i]
+                c += 1
+        for i in range(c):
+            buf[i, 0], buf[i, 1], buf[i, 2] = out[i, 0], out[i, 1], out[i, 2]
+            lab[i] = olab[i]
+        m = c
+    base = (kind << _KIND_SHIFT) | (ref_face << 45) | (inc << 29)
+    # Keep points below the reference plane + margin, projected onto it.
+    cnt = 0
+    pid = np.empty(max(m, 1), dtype=np.int64)
+    dep = np.empty(max(m, 1))
+    pts = np.empty((max(m, 1), 3))
+    for i in range(m):
+        x = v.row(buf, i)
+        d = rd - v.dot(rn, x)
+        if d >= -margin:
+            v.store(pts, cnt, x)
+            dep[cnt] = d
+            pid[cnt] = base | (lab[(i - 1 + m) % m] << 14) | lab[i]
+            cnt += 1
+    if cnt == 0:
+        # Clipping left nothing although the axis says contact (deep or
+        # glancing configurations): report the deepest vertex alone. Its
+        # projection may fall outside the reference face (then it is on the
+        # reference plane, not on the hull); seen in ~1% of deep random
+        # overlaps, never in shallow ones (tests/test_manifold.py).
+        x = v.row(inc_v, s)
+        d = rd - v.dot(rn, x)
+        if d < -margin:
+            return 0
+        v.store(pts, 0, x)
+        dep[0] = d
+        pid[0] = base | (_LONE << 14) | _LONE
+        cnt = 1
+    keep = np.empty(cnt, dtype=np.int64)
+    k = _reduce(rn, pts, dep, cnt, tol2, keep)
+    for i in range(k):
+        x = v.row(pts, keep[i])
+        d = dep[keep[i]]
+        v.store(pin, i, x)
+        v.store(pref, i, v.madd(x, rn, d))
+        depth[i] = d
+        ids[i] = pid[keep[i]]
+    return k
+
+
+@njit
+def _to_world(rot, t, p):
+    return (rot[0, 0] * p[0] + rot[0, 1] * p[1] + rot[0, 2] * p[2] + t[0],
+            rot[1, 0] * p[0] + rot[1, 1] * p[1] + rot[1, 2] * p[2] + t[1],
+            rot[2, 0] * p[0] + rot[2, 1] * p[1] + rot[2, 2] * p[2] + t[2])
+
+
+@njit
+def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
+                             vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
+                             pose_a, pose_b, margin, scale, cache):
+    """The compiled body of :func:`collide_hull_hull`.
+
+    Returns ``(status, kind, count, tests, sat_sep, normal (3,), points_a (4, 3),
+    points_b (4, 3), depths (4,), ids (4,))``, world frame; ``status`` is 0, or
+    1/2 for a non-finite / non-rigid ``pose_a``, 3/4 for ``pose_b``.
+    ``cache`` (int64[3]) is read and updated in place.
+    """
+    normal = np.zeros(3)
+    pa_out = np.zeros((4, 3))
+    pb_out = np.zeros((4, 3))
+    dep_out = np.zeros(4)
+    id_out = np.zeros(4, dtype=np.int64)
+    st = _pose_status(pose_a)
+    if st == 0:
+        st = _pose_status(pose_b)
+        if st != 0:
+            st += 2
+    if st != 0:
+        return st, _NONE, 0, 0, 0.0, normal, pa_out, pb_out, dep_out, id_out
+    # B in A's frame: x_a = R x_b + t with R = Ra^T Rb, t = Ra^T (tb - ta).
+    rot = np.empty((3, 3))
+    t = np.empty(3)
+    for i in range(3):
+        for j in range(3):
+            rot[i, j] = (pose_a[0, i] * pose_b[0, j] + pose_a[1, i] * pose_b[1, j]
+                         + pose_a[2, i] * pose_b[2, j])
+        t[i] = (pose_a[0, i] * (pose_b[0, 3] - pose_a[0, 3]) + pose_a[1, i] * (pose_b[1, 3] - pose_a[1, 3])
+                + pose_a[2, i] * (pose_b[2, 3] - pose_a[2, 3]))
+    tt = (t[0], t[1], t[2])
+    vb_a = np.empty_like(vb)
+    for i in range(vb.shape[0]):
+        v.store(vb_a, i, v.add(_to_world(rot, (0.0, 0.0, 0.0), v.row(vb, i)), tt))
+    nb_a = np.empty_like(nb)
+    db_a = np.empty_like(db)
+    for f in range(nb.shape[0]):
+        n = _to_world(rot, (0.0, 0.0, 0.0), v.row(nb, f))
+        v.store(nb_a, f, n)
+        db_a[f] = db[f] + v.dot(n, tt)
+
+    tests = 0
+    # Frame-to-frame coherence: the feature that mattered last time first.
+    ck, ci, cj = cache[0], cache[1], cache[2]
+    if ck == _FACE_A and 0 <= ci < na.shape[0]:
+        sep = _face_query(na, da, ci, vb_a)
+        tests += 1
+        if sep > margin:
+            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+    elif ck == _FACE_B and 0 <= cj < nb.shape[0]:
+        sep = _face_query(nb_a, db_a, cj, va)
+        tests += 1
+        if sep > margin:
+            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+    elif ck == _EDGE and 0 <= ci < eva.shape[0] and 0 <= cj < evb.shape[0]:
+        a = v.row(na, efa[ci, 0])
+        b = v.row(na, efa[ci, 1])
+        c = v.scale(v.row(nb_a, efb[cj, 0]), -1.0)
+        d = v.scale(v.row(nb_a, efb[cj, 1]), -1.0)
+        if _is_minkowski_face(a, b, c, d):
+            sep, _ = _edge_query(va, eva, ci, a, b, vb_a, evb, cj)
+            tests += 1
+            if sep > margin:
+                return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+
+    # Face axes of A, then of B; stop at the first one that separates.
+    fa_sep, fa = -np.inf, -1
+    for f in range(na.shape[0]):
+        sep = _face_query(na, da, f, vb_a)
+        tests += 1
+        if sep > margin:
+            cache[0], cache[1], cache[2] = _FACE_A, f, -1
+            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+        if sep > fa_sep:
+            fa_sep, fa = sep, f
+    fb_sep, fb = -np.inf, -1
+    for f in range(nb.shape[0]):
+        sep = _face_query(nb_a, db_a, f, va)
+        tests += 1
+        if sep > margin:
+            cache[0], cache[1], cache[2] = _FACE_B, -1, f
+            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+        if sep > fb_sep:
+            fb_sep, fb = sep, f
+    # Edge pairs whose Gauss-map arcs cross (B's normals negated: the Gauss
+    # map of -B). The arc planes of B are computed once.
+    neb = evb.shape[0]
+    # B's arcs in A's frame as separate coordinate arrays (c, d: B's normals
+    # negated; m: the arc plane c x d), so that the first half of the
+    # Minkowski-face test runs as a vectorisable loop over all of B's edges.
+    cx, cy, cz = np.empty(neb), np.empty(neb), np.empty(neb)
+    dx, dy, dz = np.empty(neb), np.empty(neb), np.empty(neb)
+    mx, my, mz = np.empty(neb), np.empty(neb), np.empty(neb)
+    for j in range(neb):
+        c = v.scale(v.row(nb_a, efb[j, 0]), -1.0)
+        d = v.scale(v.row(nb_a, efb[j, 1]), -1.0)
+        m = v.cross(c, d)
+        cx[j], cy[j], cz[j] = c
+        dx[j], dy[j], dz[j] = d
+        mx[j], my[j], mz[j] = m
+    sc = np.empty(neb)
+    sd = np.empty(neb)
+    e_sep, e_i, e_j = -np.inf, -1, -1
+    e_n = (0.0, 0.0, 0.0)
+    for i in range(eva.shape[0]):
+        a = v.row(na, efa[i, 0])
+        b = v.row(na, efa[i, 1])
+        n0, n1, n2 = v.cross(a, b)
+        for j in range(neb):
+            sc[j] = cx[j] * n0 + cy[j] * n1 + cz[j] * n2
+            sd[j] = dx[j] * n0 + dy[j] * n1 + dz[j] * n2
+        for j in range(neb):
+            # The rest of _is_minkowski_face: c, d on both sides of a-b's
+            # plane, a, b on both sides of c-d's, and the same hemisphere.
+            if sc[j] * sd[j] >= 0.0:
+                continue
+            tb = mx[j] * b[0] + my[j] * b[1] + mz[j] * b[2]
+            if sc[j] * tb <= 0.0:
+                continue
+            ta = mx[j] * a[0] + my[j] * a[1] + mz[j] * a[2]
+            if ta * tb >= 0.0:
+                continue
+            sep, n = _edge_query(va, eva, i, a, b, vb_a, evb, j)
+            if sep == -np.inf:
+                continue
+            tests += 1
+            if sep > margin:
+                cache[0], cache[1], cache[2] = _EDGE, i, j
+                return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+            if sep > e_sep:
+                e_sep, e_i, e_j, e_n = sep, i, j, n
+
+    sat_sep = max(fa_sep, max(fb_sep, e_sep))
+    face_sep = max(fa_sep, fb_sep)
+    abs_tol = ABS_TOL * scale
+    if e_i >= 0 and e_sep > face_sep + EDGE_REL_TOL * abs(face_sep) + abs_tol:
+        kind = _EDGE
+    elif fb_sep > fa_sep + FACE_REL_TOL * abs(fa_sep) + abs_tol:
+        kind = _FACE_B
+    else:
+        kind = _FACE_A
+    rot_a = pose_a[:3, :3]
+    t_a = (pose_a[0, 3], pose_a[1, 3], pose_a[2, 3])
+    zero = (0.0, 0.0, 0.0)
+    tol2 = (MERGE_TOL * scale) ** 2
+    pin = np.empty((4, 3))
+    pref = np.empty((4, 3))
+    if kind == _EDGE:
+        cache[0], cache[1], cache[2] = _EDGE, e_i, e_j
+        c1, c2, _, _ = closest_pt_segment_segment_t(
+            v.row(va, eva[e_i, 0]), v.row(va, eva[e_i, 1]), v.row(vb_a, evb[e_j, 0]), v.row(vb_a, evb[e_j, 1]))
+        v.store(pa_out, 0, _to_world(rot_a, t_a, c1))
+        v.store(pb_out, 0, _to_world(rot_a, t_a, c2))
+        dep_out[0] = -e_sep
+        id_out[0] = (_EDGE << _KIND_SHIFT) | (e_i << 30) | e_j
+        n_w = _to_world(rot_a, zero, e_n)
+        normal[0], normal[1], normal[2] = n_w[0], n_w[1], n_w[2]
+        return 0, _EDGE, 1, tests, -sat_sep, normal, pa_out, pb_out, dep_out, id_out
+    if kind == _FACE_A:
+        cache[0], cache[1], cache[2] = _FACE_A, fa, -1
+        rn = v.row(na, fa)
+        cnt = _face_contact(va, fva[fsa[fa]:fsa[fa + 1]], rn, da[fa], vb_a, nb_a, fsb, fvb, vfsb, vfb,
+                            _FACE_A, fa, margin, tol2, pin, pref, dep_out, id_out)
+        for i in range(cnt):
+            v.store(pa_out, i, _to_world(rot_a, t_a, v.row(pref, i)))
+            v.store(pb_out, i, _to_world(rot_a, t_a, v.row(pin, i)))
+        n_w = _to_world(rot_a, zero, rn)
+    else:
+        cache[0], cache[1], cache[2] = _FACE_B, -1, fb
+        rn = v.row(nb_a, fb)
+        cnt = _face_contact(vb_a, fvb[fsb[fb]:fsb[fb + 1]], rn, db_a[fb], va, na, fsa, fva, vfsa, vfa,
+                            _FACE_B, fb, margin, tol2, pin, pref, dep_out, id_out)
+        for i in range(cnt):
+            v.store(pa_out, i, _to_world(rot_a, t_a, v.row(pin, i)))
+            v.store(pb_out, i, _to_world(rot_a, t_a, v.row(pref, i)))
+        n_w = _to_world(rot_a, zero, v.scale(rn, -1.0))
+    normal[0], normal[1], normal[2] = n_w[0], n_w[1], n_w[2]
+    if cnt == 0:
+        kind = _NONE
+    return 0, kind, cnt, tests, -sat_sep, normal, pa_out, pb_out, dep_out, id_out
+
+
+_POSE_ERRORS = {1: "contains NaN or infinity",
+                2: "is not a rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)"}
+
+
+def _as_pose(p, name):
+    if type(p) is np.ndarray and p.dtype == np.float64 and p.shape == (4, 4):
+        return p
+    try:
+        p = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a 4x4 float array") from None
+    if p.shape != (4, 4):
+        raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
+    return p
+
+
+def _as_hull(h, name):
+    if isinstance(h, (HullData, ConvexPolyhedron)):
+        return HullData.from_polyhedron(h)
+    return HullData.from_points(h, name=name)
+
+
+def collide_hull_hull(hull_a, pose_a, hull_b, pose_b, margin=0.0, cache=None):
+    """Contact manifold of two posed convex hulls.
+
+    SAT in A's frame over A's faces, B's faces and the edge pairs that form
+    Minkowski faces (Gregorius, GDC 2013), then clipping (RTCD 8.3.4) for a
+    face axis or the closest points of two segments (RTCD 5.1.9) for an edge
+    axis, and a reduction to at most four points. See the module docstring
+    for frame, signs and feature ids.
+
+    Parameters
+    ----------
+    hull_a, hull_b : HullData, ConvexPolyhedron, or (n, 3) float64 points
+        The shapes in their model frames (points are hulled, which costs a
+        Qhull call each time: pass a HullData or ConvexPolyhedron in loops).
+    pose_a, pose_b : (4, 4) float64
+        Rigid model-to-world transforms.
+    margin : float
+        Speculative distance >= 0: pairs closer than this get contacts with
+        negative depth (down to ``-margin``).
+    cache : SatCache or int64[3] array, optional
+        Per-pair coherence cache, read and updated in place.
+
+    Returns
+    -------
+    Manifold
+        Empty (``kind == "none"``) when the hulls are apart by more than
+        ``margin``.
+
+    Raises
+    ------
+    ValueError
+        For a non-finite or non-rigid pose, a negative or non-finite margin,
+        or hull points that span no volume; the message names the argument.
+    """
+    ha = _as_hull(hull_a, "hull_a")
+    hb = _as_hull(hull_b, "hull_b")
+    pa = _as_pose(pose_a, "pose_a")
+    pb = _as_pose(pose_b, "pose_b")
+    margin = float(margin)
+    if not (margin >= 0.0 and math.isfinite(margin)):
+        raise ValueError(f"margin: expected a finite number >= 0, got {margin}")
+    if cache is None:
+        cdata = np.full(3, -1, dtype=np.int64)
+    elif isinstance(cache, SatCache):
+        cdata = cache.data
+    else:
+        cdata = cache
+        if not (isinstance(cdata, np.ndarray) and cdata.dtype == np.int64 and cdata.shape == (3,)):
+            raise ValueError("cache: expected a SatCache or an int64 array of shape (3,)")
+    st, kind, cnt, tests, sat_depth, normal, p_a, p_b, dep, ids = collide_hull_hull_kernel(
+        ha.vertices, ha.normals, ha.offsets, ha.face_start, ha.face_verts, ha.edge_verts, ha.edge_faces,
+        ha.vert_face_start, ha.vert_faces,
+        hb.vertices, hb.normals, hb.offsets, hb.face_start, hb.face_verts, hb.edge_verts, hb.edge_faces,
+        hb.vert_face_start, hb.vert_faces,
+        pa, pb, margin, min(ha.scale, hb.scale), cdata)
+    if st:
+        name = "pose_a" if st <= 2 else "pose_b"
+        raise ValueError(f"{name}: {_POSE_ERRORS[(st - 1) % 2 + 1]}")
+    return Manifold(normal=normal, points_a=p_a[:cnt], points_b=p_b[:cnt], depths=dep[:cnt], ids=ids[:cnt],
+                    kind=KIND_NAMES[kind], tests=int(tests), sat_depth=float(sat_depth))
+
+
+def reduce_contacts(points, depths, normal, tol=1e-9):
+    """Indices of at most four of ``points`` that keep the contact patch (see :func:`_reduce`).
+
+    Parameters
+    ----------
+    points : (k, 3) float64
+    depths : (k,) float64
+    normal : (3,) float64
+        The patch's unit normal (areas are measured seen along it).
+    tol : float
+        Points closer than this are merged (the deeper kept).
+
+    Returns
+    -------
+    (m,) int64, m <= 4
+        Deepest first.
+    """
+    pts = np.ascontiguousarray(points, dtype=np.float64)
+    keep = np.empty(len(pts), np.int64)
+    m = _reduce(np.ascontiguousarray(normal, dtype=np.float64), pts,
+                np.ascontiguousarray(depths, dtype=np.float64), len(pts), tol * tol, keep)
+    return keep[:m].copy()
+
+
+# ---------------------------------------------------------------------------
+# Persistence
+# ---------------------------------------------------------------------------
+
+
+@njit
+def _match_kernel(old_ids, old_pts, new_ids, new_pts, tol2, out):
+    used = np.zeros(old_ids.shape[0], dtype=np.bool_)
+    for i in range(new_ids.shape[0]):
+        out[i] = -1
+        for j in range(old_ids.shape[0]):
+            if not used[j] and old_ids[j] == new_ids[i]:
+                out[i] = j
+                used[j] = True
+                break
+    for i in range(new_ids.shape[0]):
+        if out[i] >= 0:
+            continue
+        best, bj = tol2, -1
+        for j in range(old_ids.shape[0]):
+            if not used[j]:
+                d = v.norm2(v.sub(v.row(new_pts, i), v.row(old_pts, j)))
+                if d <= best:
+                    best, bj = d, j
+        if bj >= 0:
+            out[i] = bj
+            used[bj] = True
+
+
+def match_contacts(old_ids, old_points, new_ids, new_points, tol):
+    """Which old contact each new contact continues.
+
+    First by equal feature id, then (for those left) the nearest unclaimed old
+    point within ``tol``; each old contact is claimed at most once, in the
+    order of the new points (deepest first in a :class:`Manifold`). This is
+    Box2D's id matching (``b2UpdateContact``) with a distance fallback for
+    when the ids change (a reference-face switch).
+
+    Parameters
+    ----------
+    old_ids : (m,) int64
+    old_points : (m, 3) float64
+    new_ids : (k,) int64
+    new_points : (k, 3) float64
+    tol : float
+        Largest distance (>= 0) for a match by position.
+
+    Returns
+    -------
+    index : (k,) int64
+        Index into the old contacts, or -1 for a new contact.
+    """
+    oi = np.ascontiguousarray(np.asarray(old_ids), dtype=np.int64).reshape(-1)
+    ni = np.ascontiguousarray(np.asarray(new_ids), dtype=np.int64).reshape(-1)
+    op = np.ascontiguousarray(as_array(old_points, "old_points", (3,)).reshape(-1, 3))
+    nw = np.ascontiguousarray(as_array(new_points, "new_points", (3,)).reshape(-1, 3))
+    if len(op) != len(oi):
+        raise ValueError(f"old_points: {len(op)} points for {len(oi)} ids")
+    if len(nw) != len(ni):
+        raise ValueError(f"new_points: {len(nw)} points for {len(ni)} ids")
+    tol = float(tol)
+    if not (tol >= 0.0 and math.isfinite(tol)):
+        raise ValueError(f"tol: expected a finite number >= 0, got {tol}")
+    out = np.empty(len(ni), dtype=np.int64)
+    _match_kernel(oi, op, ni, nw, tol * tol, out)
+    return out

@@ -1,0 +1,157 @@
+"""Which triangles of a posed OBB tree touch a given oriented box.
+
+The mid phase of a convex piece against a static concave mesh (a ground, a
+bowl, a room): walk the mesh's OBB tree with the piece's bounding box, testing
+node boxes with the 15-axis separating-axis test (RTCD 4.4.1, the same kernel
+as :func:`collision.collide`), and test the triangles of the leaves reached
+exactly against the box (RTCD 5.2.9, TestTriangleAABB: 13 axes, in the box's
+frame). Every box of the tree encloses its triangles, so no triangle that
+touches the query box is pruned.
+"""
+
+import numpy as np
+
+from ._jit import njit
+from ._validate import as_array
+from .mesh_query import _pose, _relative_t, _tree, boxes_overlap
+
+__all__ = ["triangles_near_box", "triangles_near_box_brute", "test_triangle_box_kernel"]
+
+
+@njit
+def _axis_separates(p0, p1, p2, a0, a1, a2, e0, e1, e2):
+    """Does axis ``a`` separate the triangle ``p0 p1 p2`` from the box ``[-e, e]``? (closed sets)"""
+    q0 = p0[0] * a0 + p0[1] * a1 + p0[2] * a2
+    q1 = p1[0] * a0 + p1[1] * a1 + p1[2] * a2
+    q2 = p2[0] * a0 + p2[1] * a1 + p2[2] * a2
+    r = e0 * abs(a0) + e1 * abs(a1) + e2 * abs(a2)
+    return max(q0, q1, q2) < -r or min(q0, q1, q2) > r
+
+
+@njit
+def test_triangle_box_kernel(tri, c, axes, e):
+    """RTCD 5.2.9 (TestTriangleAABB) for a triangle ``tri (3, 3)`` and the oriented box
+    ``c (3,)``, ``axes (3, 3)`` rows, ``e (3,)``: True when they intersect (touching counts).
+
+    The triangle is moved into the box's frame, then the 13 candidate axes are
+    projected: the box's 3 face normals, the triangle's normal, and the 9
+    cross products of a box axis with a triangle edge. A zero cross product
+    (an edge parallel to a box axis) projects everything to 0 and separates
+    nothing, so degenerate axes need no special case.
+    """
+    p = np.empty((3, 3))
+    for i in range(3):
+        d0 = tri[i, 0] - c[0]
+        d1 = tri[i, 1] - c[1]
+        d2 = tri[i, 2] - c[2]
+        for k in range(3):
+            p[i, k] = axes[k, 0] * d0 + axes[k, 1] * d1 + axes[k, 2] * d2
+    for k in range(3):  # the box's faces
+        if max(p[0, k], p[1, k], p[2, k]) < -e[k] or min(p[0, k], p[1, k], p[2, k]) > e[k]:
+            return False
+    f = np.empty((3, 3))
+    for i in range(3):
+        for k in range(3):
+            f[i, k] = p[(i + 1) % 3, k] - p[i, k]
+    for i in range(3):  # box axis x triangle edge
+        if _axis_separates(p[0], p[1], p[2], 0.0, -f[i, 2], f[i, 1], e[0], e[1], e[2]):
+            return False
+        if _axis_separates(p[0], p[1], p[2], f[i, 2], 0.0, -f[i, 0], e[0], e[1], e[2]):
+            return False
+        if _axis_separates(p[0], p[1], p[2], -f[i, 1], f[i, 0], 0.0, e[0], e[1], e[2]):
+            return False
+    n0 = f[0, 1] * f[1, 2] - f[0, 2] * f[1, 1]  # the triangle's plane
+    n1 = f[0, 2] * f[1, 0] - f[0, 0] * f[1, 2]
+    n2 = f[0, 0] * f[1, 1] - f[0, 1] * f[1, 0]
+    return not _axis_separates(p[0], p[1], p[2], n0, n1, n2, e[0], e[1], e[2])
+
+
+@njit
+def _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c, axes, e, out):
+    """Faces (original indices) that intersect the box: the tree walked with ``box`` (one packed
+    node row, placed in the tree's frame by ``r, t``), the leaves' triangles tested against the
+    box ``c, axes, e`` given in the tree's frame; returns how many were written to ``out``."""
+    stack = np.empty(128, np.int64)
+    stack[0] = 0
+    top = 1
+    n = 0
+    while top > 0:
+        top -= 1
+        k = stack[top]
+        if not boxes_overlap(nodes, k, box, 0, r, t):
+            continue
+        child = links[k, 0]
+        if child < 0:
+            for i in range(links[k, 1], links[k, 1] + links[k, 2]):
+                if test_triangle_box_kernel(triangles[i], c, axes, e):
+                    out[n] = tri_index[i]
+                    n += 1
+        else:
+            if top + 2 > stack.shape[0]:
+                grown = np.empty(2 * stack.shape[0], np.int64)
+                grown[:top] = stack[:top]
+                stack = grown
+            stack[top] = child + 1
+            stack[top + 1] = child
+            top += 2
+    return n
+
+
+def _box_row(center, axes, half_extents):
+    row = np.zeros((1, 16))
+    row[0, 0:3] = center
+    row[0, 3:12] = np.asarray(axes).reshape(9)
+    row[0, 12:15] = half_extents
+    row[0, 15] = float(np.linalg.norm(half_extents))
+    return row
+
+
+def triangles_near_box(tree, pose, center, axes, half_extents):
+    """Faces of ``tree`` (posed by ``pose``) whose leaf boxes overlap an oriented box.
+
+    Parameters
+    ----------
+    tree : OBBTree
+    pose : (4, 4) float64
+        The tree's model-to-world transform.
+    center : (3,) float64
+        The query box, world frame.
+    axes : (3, 3) float64
+        Its unit axes as rows (orthonormal).
+    half_extents : (3,) float64
+        Its half sizes (>= 0); grow them by a contact margin to find the
+        triangles within that distance too.
+
+    Returns
+    -------
+    (k,) int64
+        Original face indices, sorted, each once.
+    """
+    tree = _tree(tree, "tree")
+    p = _pose(pose, "pose")
+    c = as_array(center, "center", (3,))
+    ax = as_array(axes, "axes", (3,))
+    h = as_array(half_extents, "half_extents", (3,))
+    if ax.shape != (3, 3):
+        raise ValueError(f"axes: expected shape (3, 3), got {ax.shape}")
+    if np.any(h < 0):
+        raise ValueError("half_extents: must be >= 0")
+    # the box lives in world coordinates: place it in the tree's frame
+    r, t = _relative_t(p, np.eye(4))
+    rot = p[:3, :3]
+    c_model = (c - p[:3, 3]) @ rot
+    ax_model = ax @ rot
+    out = np.empty(len(tree.faces), np.int64)
+    n = _near_box_kernel(tree.nodes, tree.links, tree.triangles, tree.tri_index, _box_row(c, ax, h), r, t,
+                         c_model, ax_model, h, out)
+    return np.sort(out[:n])
+
+
+def triangles_near_box_brute(tree, pose, center, axes, half_extents):
+    """The brute-force twin of :func:`triangles_near_box`: every face tested, no tree."""
+    p = _pose(pose, "pose")
+    world = tree.vertices[tree.faces] @ p[:3, :3].T + p[:3, 3]
+    c, ax, h = (np.asarray(x, float) for x in (center, axes, half_extents))
+    hits = [k for k in range(len(world)) if test_triangle_box_kernel(world[k], c, ax, h)]
+    return np.asarray(hits, np.int64)
+

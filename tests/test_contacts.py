@@ -1,0 +1,178 @@
+"""Persistent manifolds and contact events (app/contacts.py) through the world's step.
+
+References: the same narrow phase run on every piece pair (the mid phase may
+skip a pair only when it has no contact), analytic resting depths, and the
+step at which a body moving at a known speed first touches the ground.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import trimesh
+
+import collision as co
+from app.contacts import ContactManager
+from app.world import Body, World, pose_matrix
+from collision.narrow_phase import collide_shapes
+from collision.shapes import HalfSpace, Hull, Sphere, box_hull
+
+from ._reference import random_rotation
+
+
+def box_body(name, half, pos, motion="kinematic", velocity=(0, 0, 0), rot=None):
+    m = trimesh.creation.box(extents=2 * np.asarray(half, float))
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(rot, pos), (0.5, 0.5, 0.5),
+                velocity=np.asarray(velocity, float), motion=motion, shapes=[box_hull(half)])
+
+
+def ground_body(size=10.0):
+    v = np.array([[-size, 0, -size], [size, 0, -size], [size, 0, size], [-size, 0, size]], float)
+    f = np.array([[0, 2, 1], [0, 3, 2]])
+    return Body("ground", v, f, co.OBBTree(v, f), np.eye(4), (0.3, 0.3, 0.3), motion="static",
+                shapes=[HalfSpace((0, 1, 0))])
+
+
+def u_body(name, pos, rot=None, motion="kinematic"):
+    """A U of three boxes: three convex pieces."""
+    parts = [((-0.4, 0, 0), (0.1, 0.5, 0.2)), ((0.4, 0, 0), (0.1, 0.5, 0.2)), ((0, -0.4, 0), (0.3, 0.1, 0.2))]
+    meshes, shapes = [], []
+    for c, h in parts:
+        m = trimesh.creation.box(extents=2 * np.asarray(h))
+        m.apply_translation(c)
+        meshes.append(m)
+        shapes.append(Hull.from_points(np.asarray(m.vertices)))
+    m = trimesh.util.concatenate(meshes)
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(rot, pos), (0.5, 0.5, 0.5), motion=motion,
+                shapes=shapes)
+
+
+def test_box_falling_on_the_ground_begins_persists_and_ends():
+    dt = 0.01
+    box = box_body("box", (0.5, 0.5, 0.5), (0, 1.0, 0), velocity=(0, -1.0, 0))
+    w = World([ground_body(), box], dt=dt, margin=0.05)
+    kinds = []
+    for k in range(60):
+        w.step()
+        kinds.append([e.kind for e in w.events])
+        bottom = box.pose[1, 3] - 0.5
+        touching = bottom <= 1e-12
+        assert bool(w.manager.touching) == touching, (k, bottom)
+    first = next(k for k, e in enumerate(kinds) if e)
+    assert kinds[first] == ["begin"]
+    assert all(e == ["persist"] for e in kinds[first + 1:])
+    # 0.5 / (1 m/s * 0.01 s) = step 50 (index 49) puts the bottom exactly at 0
+    assert first == 49
+    pm = w.manifolds[0]
+    assert len(pm.manifold.depths) == 4
+    np.testing.assert_allclose(pm.manifold.depths, 0.5 - box.pose[1, 3], atol=1e-9)
+    box.velocity = np.array([0, 20.0, 0])  # 0.2 up in one step: 0.1 clear of the ground
+    w.step()
+    assert [e.kind for e in w.events] == ["end"]
+    assert not w.manager.touching
+
+
+def test_resting_contacts_keep_their_ids_and_age():
+    box = box_body("box", (0.5, 0.25, 0.5), (0, 0.24, 0), rot=None)
+    w = World([ground_body(), box], margin=0.02)
+    w.step()
+    pm = w.manifolds[0]
+    ids = sorted(pm.manifold.ids.tolist())
+    pm.impulses[:] = np.arange(len(pm.impulses) * 3).reshape(-1, 3)  # as a solver would leave them
+    carried = {int(i): imp.copy() for i, imp in zip(pm.manifold.ids, pm.impulses)}
+    for k in range(5):
+        box.pose[:3, 3] += (1e-4, 0, 0)  # a small slide keeps the features
+        w.step()
+        pm = w.manifolds[0]
+        assert sorted(pm.manifold.ids.tolist()) == ids
+        np.testing.assert_array_equal(pm.age, k + 2)
+        for i, imp in zip(pm.manifold.ids, pm.impulses):
+            np.testing.assert_array_equal(imp, carried[int(i)])
+
+
+def test_a_new_point_starts_with_zero_impulse():
+    box = box_body("box", (0.5, 0.25, 0.5), (0, 0.3, 0), rot=None)
+    tilt = pose_matrix(co_rot(0.2), (0, 0.25 + 0.5 * math.sin(0.2) - 0.01, 0))
+    box.pose = tilt  # on one edge: 2 points
+    w = World([ground_body(), box], margin=0.0)
+    w.step()
+    pm = w.manifolds[0]
+    assert len(pm.manifold.depths) == 2
+    pm.impulses[:] = 1.0
+    box.pose = pose_matrix(None, (0, 0.24, 0))  # flat: 4 points, two of them new
+    w.step()
+    pm = w.manifolds[0]
+    assert len(pm.manifold.depths) == 4
+    assert np.count_nonzero(pm.age == 1) >= 2
+    np.testing.assert_array_equal(pm.impulses[pm.age == 1], 0.0)
+
+
+def co_rot(angle):
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mid_phase_loses_no_piece_pair(seed):
+    rng = np.random.default_rng(seed)
+    a = u_body("a", rng.uniform(-0.3, 0.3, 3), random_rotation(rng))
+    b = u_body("b", rng.uniform(-0.3, 0.3, 3), random_rotation(rng))
+    mgr = ContactManager(margin=0.02)
+    mgr.update([a, b], [(0, 1)])
+    got = {(pm.piece_a, pm.piece_b): pm.manifold for pm in mgr.manifolds.values()}
+    expected = {}
+    for p, sa in enumerate(a.shapes):
+        for q, sb in enumerate(b.shapes):
+            m = collide_shapes(sa, a.pose, sb, b.pose, 0.02)
+            if len(m.depths):
+                expected[(p, q)] = m
+    assert set(got) == set(expected)
+    for key, m in expected.items():
+        np.testing.assert_allclose(np.sort(got[key].depths), np.sort(m.depths), atol=1e-12)
+
+
+def test_every_broad_phase_gives_the_same_manifolds():
+    rng = np.random.default_rng(4)
+    bodies = [ground_body()]
+    for k in range(25):
+        bodies.append(box_body(f"b{k}", rng.uniform(0.1, 0.4, 3), rng.uniform((-2, 0, -2), (2, 1.5, 2)),
+                               rot=random_rotation(rng)))
+    result = {}
+    for name in ("brute", "sap", "grid", "octree", "tree"):
+        w = World(bodies, broad_phase=name, margin=0.01)
+        w.collide()
+        result[name] = sorted((bodies.index(pm.a), bodies.index(pm.b), len(pm.manifold.depths),
+                               round(float(pm.manifold.depths.max()), 12)) for pm in w.manifolds)
+    assert len(result["brute"]) > 5  # a scene with contacts
+    for name, r in result.items():
+        assert r == result["brute"], name
+
+
+def test_static_pairs_are_skipped_and_removed_bodies_end():
+    a = box_body("a", (0.5, 0.5, 0.5), (0, 0, 0), motion="static")
+    b = box_body("b", (0.5, 0.5, 0.5), (0.9, 0, 0), motion="static")
+    c = box_body("c", (0.5, 0.5, 0.5), (0, 0.9, 0))
+    w = World([a, b, c])
+    w.collide()
+    pairs = {(pm.a.name, pm.b.name) for pm in w.manifolds}
+    assert pairs == {("a", "c"), ("b", "c")}  # a-b overlap but both are static
+    assert sorted(e.kind for e in w.events) == ["begin", "begin"]
+    w.bodies.remove(c)
+    w.collide()
+    assert sorted((e.kind, e.b.name) for e in w.events) == [("end", "c"), ("end", "c")]
+
+
+def test_sphere_rolling_on_the_ground_through_the_world():
+    s = trimesh.creation.icosphere(subdivisions=2, radius=0.5)
+    v, f = np.asarray(s.vertices), np.asarray(s.faces, np.int64)
+    ball = Body("ball", v, f, co.OBBTree(v, f), pose_matrix(None, (0, 0.49, 0)), (1, 1, 1),
+                velocity=np.array([1.0, 0, 0]), shapes=[Sphere(0.5)])
+    w = World([ground_body(), ball], dt=0.01)
+    for _ in range(20):
+        w.step()
+        (pm,) = w.manifolds
+        assert pm.manifold.depths[0] == pytest.approx(0.01, abs=1e-12)
+        np.testing.assert_allclose(pm.manifold.points_b[0], ball.pose[:3, 3] - (0, 0.5, 0), atol=1e-12)
+    assert [e.kind for e in w.events] == ["persist"]
