@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collision.convex_mesh import collide_convex_trimesh
-from collision.manifold import match_contacts
+from collision.hull_batch import HullTable, collide_hull_pairs
+from collision.manifold import Manifold, SatCache, match_contacts
 from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
-from collision.shapes import TriMesh, shape_world_aabb
+from collision.shapes import Hull, TriMesh, shape_world_aabb
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager"]
 
@@ -46,7 +47,8 @@ class PersistentManifold:
     manifold : collision.manifold.Manifold
         The latest one (world frame, normal from A to B).
     age : (k,) int64
-        Steps each point has existed (1 for a new point).
+        Detections each point has survived (1 for a new point; one per step,
+        and one more when the world is asked again without stepping).
     impulses : (k, 3) float64
         Normal and two tangent impulses accumulated by the solver, carried to
         the matching new point (zero for a new point).
@@ -107,14 +109,19 @@ class ContactManager:
         self.touching = {}
         self.events = []
         self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
+        self._hulls = HullTable()  # every hull seen, packed for the batched kernel
 
     def clear(self):
         self.manifolds = {}
         self.touching = {}
         self.events = []
 
-    def update(self, bodies, pairs):
+    def update(self, bodies, pairs, sweep=None):
         """Contacts for the candidate body pairs ``pairs`` ((i, j) into ``bodies``).
+
+        ``sweep`` maps ``id(body)`` to how far the body may move in the coming
+        step; a pair's margin grows by both (speculative contacts: the solver
+        stops a fast body at the surface instead of letting it pass through).
 
         Returns
         -------
@@ -124,16 +131,25 @@ class ContactManager:
         old = self.manifolds
         new = {}
         piece_pairs = 0
+        hull_pairs = []
         for i, j in pairs:
             a, b = bodies[i], bodies[j]
             if a.motion == "static" and b.motion == "static":
                 continue
             if not a.shapes or not b.shapes:
                 continue
-            for p, q in self._piece_pairs(a, b):
+            margin = self.margin
+            if sweep:
+                margin += sweep.get(id(a), 0.0) + sweep.get(id(b), 0.0)
+            for p, q in self._piece_pairs(a, b, margin):
                 piece_pairs += 1
-                for key, m, cache in self._contacts(a, b, p, q, old):
+                if isinstance(a.shapes[p], Hull) and isinstance(b.shapes[q], Hull):
+                    hull_pairs.append((a, b, p, q, margin))  # all of them in one compiled call below
+                    continue
+                for key, m, cache in self._contacts(a, b, p, q, old, margin):
                     self._keep(new, old.get(key), key, m, cache)
+        if hull_pairs:
+            self._hull_batch(hull_pairs, old, new)
         self.manifolds = new
 
         touching = {}
@@ -153,11 +169,10 @@ class ContactManager:
                       "points": sum(len(pm.manifold.depths) for pm in new.values())}
         return events
 
-    def _contacts(self, a, b, p, q, old):
+    def _contacts(self, a, b, p, q, old, margin):
         """``(key, manifold, cache)`` for piece ``p`` of A against piece ``q`` of B: one manifold
-        for two convex shapes, one per triangle (or plane of triangles) against a mesh."""
+        for two convex shapes, one per group of triangles against a mesh."""
         sa, sb = a.shapes[p], b.shapes[q]
-        margin = self.margin
         if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
             if isinstance(sa, TriMesh):
                 found = [(k, flip_manifold(m)) for k, m in collide_convex_trimesh(sb, b.pose, sa, a.pose, margin)]
@@ -169,6 +184,37 @@ class ContactManager:
         cache = prev.cache if prev is not None else PairCache()
         m = collide_shapes(sa, a.pose, sb, b.pose, margin, cache)
         return [(key, m, cache)] if len(m.depths) else []
+
+    def _hull_batch(self, hull_pairs, old, new):
+        """Hull-hull piece pairs through :func:`collision.hull_batch.collide_hull_pairs`: one
+        compiled call for the step (the same kernel, bit for bit, as one pair at a time)."""
+        k = len(hull_pairs)
+        ids = np.empty((2, k), np.int64)
+        poses = np.empty((2, k, 4, 4))
+        caches = np.empty((k, 3), np.int64)
+        kept = []
+        margins = np.array([h[4] for h in hull_pairs])
+        for n, (a, b, p, q, _) in enumerate(hull_pairs):
+            key = (a, b, p, q)
+            prev = old.get(key)
+            cache = prev.cache if prev is not None else PairCache()
+            if cache.sat is None:
+                cache.sat = SatCache()
+            ids[0, n] = self._hulls.add(a.shapes[p].poly)
+            ids[1, n] = self._hulls.add(b.shapes[q].poly)
+            poses[0, n], poses[1, n] = a.pose, b.pose
+            caches[n] = cache.sat.data
+            kept.append((key, prev, cache))
+        widest = float(margins.max())
+        batch = collide_hull_pairs(self._hulls, ids[0], poses[0], ids[1], poses[1], widest, caches)
+        for n, (key, prev, cache) in enumerate(kept):
+            cache.sat.data[:] = caches[n]
+            if batch.count[n]:
+                m = batch.manifold(n)
+                if margins[n] < widest:  # the batch ran with the widest margin: keep this pair's
+                    m = _within(m, margins[n])
+                if m is not None:
+                    self._keep(new, prev, key, m, cache)
 
     def _keep(self, new, prev, key, m, cache):
         """Store manifold ``m`` under ``key``, continuing ``prev``'s points (age, impulses)."""
@@ -183,12 +229,23 @@ class ContactManager:
         new[key] = PersistentManifold(key[0], key[1], key[2], key[3], m, age, impulses,
                                       cache if cache is not None else PairCache())
 
-    def _piece_pairs(self, a, b):
+    def _piece_pairs(self, a, b, margin):
         """Mid phase: the piece pairs whose world AABBs, grown by the margin, overlap."""
         if len(a.shapes) == 1 and len(b.shapes) == 1:
             return [(0, 0)]
         ba = np.array([shape_world_aabb(s, a.pose) for s in a.shapes])
         bb = np.array([shape_world_aabb(s, b.pose) for s in b.shapes])
-        lo_a, hi_a = ba[:, 0] - self.margin, ba[:, 1] + self.margin
+        lo_a, hi_a = ba[:, 0] - margin, ba[:, 1] + margin
         overlap = np.all((lo_a[:, None] <= bb[None, :, 1]) & (bb[None, :, 0] <= hi_a[:, None]), axis=2)
         return [(int(p), int(q)) for p, q in zip(*np.nonzero(overlap))]
+
+
+def _within(m, margin):
+    """``m`` with only its points whose gap is at most ``margin`` (None if none is left)."""
+    keep = m.depths >= -margin
+    if keep.all():
+        return m
+    if not keep.any():
+        return None
+    return Manifold(m.normal, m.points_a[keep], m.points_b[keep], m.depths[keep], m.ids[keep], m.kind, m.tests,
+                    m.sat_depth)

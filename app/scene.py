@@ -254,6 +254,6 @@ def load_scene(path, cache=True, progress=None):
             errors.append(f"{spec.path}: body {b.name!r}: {exc}")
         except ValueError as exc:
             errors.append(f"{spec.path}: {exc}" if not str(exc).startswith(spec.path) else str(exc))
-    world = World(bodies, dt=spec.dt)
+    world = World(bodies, dt=spec.dt, gravity=spec.gravity)
     world.scene = spec
     return world, errors

@@ -24,6 +24,7 @@ from collision.broad_phase import BROAD_PHASES, make_broad_phase
 from collision.shapes import HalfSpace, Hull
 
 from .contacts import ContactManager
+from .dynamics import Dynamics
 
 
 def rotation(axis, angle):
@@ -121,6 +122,7 @@ class Body:
         self.velocity = np.asarray(self.velocity, dtype=float)
         if self.home is None:
             self.home = self.pose.copy()
+        self.home_motion = (self.velocity.copy(), self.spin.copy())
         self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
 
     @property
@@ -197,9 +199,12 @@ class World:
     exact : bool
         Also find the exact intersecting triangles once per frame (what the
         viewer draws); the manifolds do not need them.
+    gravity : (3,) float
+        For the dynamic bodies (:class:`app.dynamics.Dynamics`).
     """
 
-    def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8, broad_phase="tree", margin=0.01, exact=True):
+    def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8, broad_phase="tree", margin=0.01, exact=True,
+                 gravity=(0.0, -9.81, 0.0)):
         self.bodies = list(bodies)
         self.dt = dt
         self.max_steps = max_steps
@@ -210,6 +215,8 @@ class World:
         self.contacts = []
         self.broad = make_broad_phase(broad_phase)
         self.manager = ContactManager(margin)
+        self.dynamics = Dynamics(gravity)
+        self._fresh = False  # the manifolds are of the current poses
         self.events = []
         self._roots = (None, None)
         self._candidates = []
@@ -254,19 +261,27 @@ class World:
         return steps
 
     def step(self):
-        """One fixed step: move the bodies, then the broad, mid and narrow phases."""
+        """One fixed step: move the bodies (kinematic ones by their velocities, dynamic ones by
+        gravity and the impulses of the current contacts), then the broad, mid and narrow phases
+        find the contacts of the new poses."""
+        if not self._fresh:
+            self.collide()
         t0 = time.perf_counter()
         self.integrate()
+        self.dynamics.step(self.bodies, self.manager.manifolds.values(), self.dt)
+        self.time += self.dt
         self._frame_times["update"] += time.perf_counter() - t0
         self.collide()
 
     def integrate(self):
-        """The kinematic motion of one step: bodies translate with their velocity and
-        spin about their centre (static bodies stay)."""
-        for b in self.bodies:
-            if b.motion != "static" and np.any(b.velocity):
+        """The kinematic motion of one step: bodies that the dynamics does not move translate
+        with their velocity and spin about their centre (static bodies stay)."""
+        self._fresh = False
+        kinematic = [b for b in self.bodies if b.motion != "static" and not Dynamics.moves(b)]
+        for b in kinematic:
+            if np.any(b.velocity):
                 b.pose[:3, 3] += b.velocity * self.dt
-        moving = [b for b in self.bodies if b.motion != "static" and np.any(b.spin)]
+        moving = [b for b in kinematic if np.any(b.spin)]
         if moving:  # all spinning bodies at once
             spin = np.array([b.spin for b in moving])
             w = np.linalg.norm(spin, axis=1)
@@ -278,15 +293,16 @@ class World:
             p[:, :3, 3] = np.einsum("nij,nj->ni", rot, p[:, :3, 3] - centre) + centre
             for b, pose in zip(moving, orthonormalize(p)):
                 b.pose = pose
-        self.time += self.dt
 
     def reset(self):
         for b in self.bodies:
             b.pose = b.home.copy()
+            b.velocity, b.spin = (x.copy() for x in b.home_motion)
         self.time = 0.0
         self.accumulator = 0.0
         self.manager.clear()
         self.broad.clear()
+        self._fresh = False
 
     def move_body(self, index, translation=(0, 0, 0), rot=None):
         """Move a body kinematically (user controls): rotate about its centre, then translate."""
@@ -300,6 +316,9 @@ class World:
         if not np.all(np.isfinite(p)):
             raise ValueError(f"{b.name}: the move gives a non-finite pose; ignored")
         b.pose = orthonormalize(p)
+        if Dynamics.moves(b):  # the user holds it: it starts from rest when let go
+            b.velocity, b.spin = np.zeros(3), np.zeros(3)
+        self._fresh = False
 
     # -- detection -------------------------------------------------------------
 
@@ -332,11 +351,26 @@ class World:
             self.broad.clear()
             return []
         boxes = self.world_aabbs(bounded)
+        sweep = self.sweep()
+        if sweep:  # a dynamic body's box covers where it may get to in the coming step
+            pad = np.array([sweep.get(id(self.bodies[k]), 0.0) for k in bounded])[:, None]
+            boxes = np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
         pairs = self.broad.update(boxes[:, 0], boxes[:, 1])
         if len(bounded) == len(self.bodies):
             return [(int(i), int(j)) for i, j in pairs]
         idx = np.asarray(bounded)
         return sorted((int(idx[i]), int(idx[j])) for i, j in pairs)
+
+    def sweep(self):
+        """``{id(body): distance}``: how far each moving dynamic body may travel in one step,
+        ``(|v| + |w| r) dt`` with ``r`` its bounding radius (empty when none moves)."""
+        out = {}
+        for b in self.bodies:
+            if Dynamics.moves(b):
+                d = (float(np.linalg.norm(b.velocity)) + float(np.linalg.norm(b.spin)) * b.radius) * self.dt
+                if d > 0.0:
+                    out[id(b)] = d
+        return out
 
     def collide(self):
         """Broad phase, then mid and narrow phases into persistent manifolds and events.
@@ -351,9 +385,10 @@ class World:
             moving = [k for k, b in enumerate(self.bodies) if b.motion != "static" and not b.unbounded]
             cand = cand + [(min(g, k), max(g, k)) for g in ground for k in moving]
         t1 = time.perf_counter()
-        self.events = self.manager.update(self.bodies, cand)
+        self.events = self.manager.update(self.bodies, cand, self.sweep())
         t2 = time.perf_counter()
         self._candidates = cand
+        self._fresh = True
         self._frame_times["broad"] += t1 - t0
         self._frame_times["narrow"] += t2 - t1
         self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), touching=len(self.manager.touching),

@@ -13,10 +13,12 @@ So the face contact comes first: the piece's face that supports it against
 the triangle's normal (a hull) or its segment (a capsule) is clipped to the
 triangle's prism (Sutherland-Hodgman, RTCD 8.3.4) and every clipped point
 below the triangle's plane (plus margin) is a contact, measured along the
-triangle normal. Only a piece beside the triangle (nothing clipped) or a
-sphere gets the single GJK / EPA point. Triangles that lie in one plane
-(a floor split in two) are merged into one manifold, reduced to four points
-(:func:`collision.manifold.reduce_contacts`).
+triangle normal. Only a piece beside the triangle (nothing clipped) gets the
+single GJK / EPA point. Contacts whose normals agree within ``SMOOTH_COS``
+(a floor split in two, the bottom of a finely tessellated bowl) are merged
+into one manifold: the outline of their points, reduced to four
+(:func:`collision.manifold.reduce_contacts`). The per-triangle work is one
+compiled kernel.
 
 The mesh is a surface: a triangle pushes the piece out on the side the piece
 is on; whether the piece is inside a closed mesh is not asked.
@@ -28,95 +30,189 @@ mesh; normals from A to B, ``depths > 0`` penetration,
 
 import numpy as np
 
-from .epa import convex_penetration
-from .manifold import Manifold, reduce_contacts
-from .shapes import Capsule, Hull, TriMesh, local_box
+from . import _vec as v
+from ._jit import njit
+from .epa import EPA_MAX_ITERATIONS, _penetration_query
+from .gjk import GJK_MAX_ITERATIONS
+from .hull_data import HullData
+from .manifold import Manifold, _reduce, reduce_contacts
+from .shapes import Hull, Sphere, TriMesh, local_box
 from .tree_box_query import triangles_near_box
 
 __all__ = ["collide_convex_trimesh"]
 
-_IDENTITY = np.eye(4)
+# Face patches whose normals are this close (cosine) are one manifold: about 11 degrees.
+SMOOTH_COS = 0.98
+_NO_NORMALS = np.zeros((0, 3))
+_NO_LOOPS = np.zeros(1, np.int64)
+_CLIP_CAP = 96  # polygon buffer of the clipper: a hull face of up to 90 corners, clipped by 3 planes
 
 
-def _clip_polygon(poly, normal, offset):
-    """Sutherland-Hodgman step (RTCD 8.3.4): the part of ``poly (m, 3)`` with ``normal . x <= offset``."""
-    out = []
-    m = len(poly)
-    for k in range(m):
-        p, q = poly[k], poly[(k + 1) % m]
-        dp, dq = float(normal @ p) - offset, float(normal @ q) - offset
+@njit
+def _clip_buffer(src, n, dst, nx, ny, nz, off):
+    """Sutherland-Hodgman step (RTCD 8.3.4): ``src[:n]`` clipped to ``n . x <= off`` into ``dst``;
+    returns the new count."""
+    m = 0
+    for k in range(n):
+        j = k + 1 if k + 1 < n else 0
+        dp = nx * src[k, 0] + ny * src[k, 1] + nz * src[k, 2] - off
+        dq = nx * src[j, 0] + ny * src[j, 1] + nz * src[j, 2] - off
         if dp <= 0.0:
-            out.append(p)
+            dst[m, 0], dst[m, 1], dst[m, 2] = src[k, 0], src[k, 1], src[k, 2]
+            m += 1
         if (dp < 0.0 < dq) or (dq < 0.0 < dp):
-            out.append(p + (dp / (dp - dq)) * (q - p))
-    return np.array(out).reshape(-1, 3)
+            t = dp / (dp - dq)
+            for a in range(3):
+                dst[m, a] = src[k, a] + t * (src[j, a] - src[k, a])
+            m += 1
+    return m
 
 
-def _clip_to_prism(poly, tri, up):
-    """``poly`` clipped to the infinite prism over triangle ``tri (3, 3)`` (side planes facing out)."""
-    centre = tri.mean(0)
-    for k in range(3):
-        e0, e1 = tri[k], tri[(k + 1) % 3]
-        side = np.cross(e1 - e0, up)
-        if float(side @ (centre - e0)) > 0.0:
-            side = -side
-        poly = _clip_polygon(poly, side, float(side @ e0))
-        if not len(poly):
-            break
-    return poly
+@njit
+def _side_plane(tri, k, up, inside):
+    """Outward side plane of edge ``k`` of ``tri`` (normal ``side``, offset); ``inside`` is a
+    point of the triangle (its centroid)."""
+    e0 = v.row(tri, k)
+    e1 = v.row(tri, (k + 1) % 3)
+    side = v.cross(v.sub(e1, e0), up)
+    if v.dot(side, v.sub(inside, e0)) > 0.0:
+        side = v.scale(side, -1.0)
+    return side, v.dot(side, e0)
 
 
-def _supporting_feature(shape, pose, direction):
-    """The world core points of the piece's feature furthest along ``direction``: a hull's
-    face polygon, a capsule's segment, a sphere's centre."""
-    r, t = pose[:3, :3], pose[:3, 3]
-    if isinstance(shape, Hull):
-        poly = shape.poly
-        f = int(np.argmax((poly.normals @ r.T) @ direction))
-        return poly.vertices[poly.polygons[f]] @ r.T + t
-    return shape.core @ r.T + t
+@njit
+def _triangle_patch(shape_kind, core, radius, hull_normals, face_start, face_verts, rot, trans, centre, tri,
+                    margin, buf_a, buf_b, out_pa, out_pb, out_depth):
+    """The face patch of the piece on one world triangle: up to 4 points written to the outputs;
+    returns ``(count, normal)`` (count 0: nothing clipped within the margin, or a flat triangle)."""
+    nt = v.cross(v.sub(v.row(tri, 1), v.row(tri, 0)), v.sub(v.row(tri, 2), v.row(tri, 0)))
+    length = v.norm(nt)
+    if length == 0.0:
+        return 0, (0.0, 0.0, 0.0)
+    nt = v.scale(nt, 1.0 / length)
+    t0 = v.row(tri, 0)
+    if v.dot(nt, v.sub(centre, t0)) < 0.0:
+        nt = v.scale(nt, -1.0)  # the triangle's side that faces the piece
+    n = v.scale(nt, -1.0)  # from the piece into the triangle
+    tc = v.scale(v.add(v.add(t0, v.row(tri, 1)), v.row(tri, 2)), 1.0 / 3.0)  # orients the side planes
+    # the piece's feature furthest along n, in world coordinates
+    if shape_kind == 2:  # hull: the face whose normal is most along n
+        best, f = -2.0, 0
+        for i in range(hull_normals.shape[0]):
+            d = v.dot(_rotate(rot, v.row(hull_normals, i)), n)
+            if d > best:
+                best, f = d, i
+        cnt = 0
+        for k in range(face_start[f], face_start[f + 1]):
+            if cnt >= _CLIP_CAP // 2:
+                break
+            p = v.add(_rotate(rot, v.row(core, face_verts[k])), trans)
+            v.store(buf_a, cnt, p)
+            cnt += 1
+    else:
+        cnt = core.shape[0]
+        for k in range(cnt):
+            v.store(buf_a, k, v.add(_rotate(rot, v.row(core, k)), trans))
+    if cnt == 2:  # a segment: clip its parameter range
+        s0, s1 = 0.0, 1.0
+        p0, d = v.row(buf_a, 0), v.sub(v.row(buf_a, 1), v.row(buf_a, 0))
+        for k in range(3):
+            side, off = _side_plane(tri, k, nt, tc)
+            a0 = v.dot(side, p0) - off
+            ds = v.dot(side, d)
+            if ds == 0.0:
+                if a0 > 0.0:
+                    return 0, n
+                continue
+            th = -a0 / ds
+            if ds > 0.0:
+                s1 = min(s1, th)
+            else:
+                s0 = max(s0, th)
+            if s0 > s1:
+                return 0, n
+        v.store(buf_b, 0, v.madd(p0, d, s0))
+        v.store(buf_b, 1, v.madd(p0, d, s1))
+        src = buf_b
+    else:
+        src, dst = buf_a, buf_b
+        for k in range(3):
+            side, off = _side_plane(tri, k, nt, tc)
+            cnt = _clip_buffer(src, cnt, dst, side[0], side[1], side[2], off)
+            src, dst = dst, src
+            if cnt == 0:
+                return 0, n
+    # points below the triangle's plane within the margin
+    m = 0
+    depth = np.empty(cnt)
+    keep = np.empty(cnt, np.int64)
+    for k in range(cnt):
+        h = v.dot(v.sub(v.row(src, k), t0), nt)
+        d = radius - h
+        if d >= -margin:
+            depth[m] = d
+            keep[m] = k
+            m += 1
+    if m == 0:
+        return 0, n
+    pts = np.empty((m, 3))
+    for i in range(m):
+        v.store(pts, i, v.row(src, keep[i]))
+    sel = np.empty(m, np.int64)
+    r = _reduce(n, pts, depth[:m], m, 1e-18, sel) if m > 4 else m
+    for i in range(r):
+        j = sel[i] if m > 4 else i
+        p = v.row(pts, j)
+        h = radius - depth[j]
+        v.store(out_pa, i, v.madd(p, n, radius))
+        v.store(out_pb, i, v.madd(p, nt, -h))
+        out_depth[i] = depth[j]
+    return r, n
 
 
-def _triangle_contact(shape, pose_a, centre, tri, face, margin):
-    """Contact points of the piece (its box centre ``centre``, world) with one world triangle,
-    as ``(normal, points_a, points_b, depths, ids, kind)``, or None.
+@njit(inline="always")
+def _rotate(rot, p):
+    return (rot[0, 0] * p[0] + rot[0, 1] * p[1] + rot[0, 2] * p[2],
+            rot[1, 0] * p[0] + rot[1, 1] * p[1] + rot[1, 2] * p[2],
+            rot[2, 0] * p[0] + rot[2, 1] * p[1] + rot[2, 2] * p[2])
 
-    The face patch comes first: the piece's supporting feature, clipped to the
-    triangle's prism, measured along the normal of the triangle's side the piece
-    is on. Only when that finds nothing (the piece beside the triangle, or a
-    sphere) does GJK / EPA give one point. Preferring the face keeps the shared
-    edges of a tessellated floor from producing sideways "ghost" normals.
+
+@njit
+def _convex_trimesh_kernel(shape_kind, core, radius, hull_normals, face_start, face_verts, pose_a, centre, tris,
+                           margin, count, normal, pa, pb, depth, kind):
+    """Every candidate triangle against the piece: its face patch, else one GJK / EPA point.
+
+    Writes per triangle ``count`` (0-4), ``normal``, ``pa``, ``pb`` (4, 3), ``depth`` (4,),
+    ``kind`` (1 face patch, 2 single point, 0 none).
     """
-    nt = np.cross(tri[1] - tri[0], tri[2] - tri[0])
-    length = float(np.linalg.norm(nt))
-    if length > 0.0:
-        nt = nt / length
-        if float(nt @ (centre - tri[0])) < 0.0:
-            nt = -nt  # the triangle's side that faces the piece
-        n = -nt  # from the piece into the triangle
-        feature = _supporting_feature(shape, pose_a, n)
-        if len(feature) == 2:  # a capsule's segment
-            feature = _clip_segment(feature, tri, nt)
-        else:
-            feature = _clip_to_prism(feature, tri, nt)
-        if len(feature):
-            height = (feature - tri[0]) @ nt  # above the triangle's plane, on the piece's side
-            depths = shape.radius - height
-            keep = depths >= -margin
-            if np.any(keep):
-                feature, height, depths = feature[keep], height[keep], depths[keep]
-                if len(depths) > 4:
-                    keep = reduce_contacts(feature, depths, n)
-                    feature, height, depths = feature[keep], height[keep], depths[keep]
-                points_a = feature + shape.radius * n
-                points_b = feature - height[:, None] * nt
-                ids = 1024 * face + 1 + np.arange(len(depths))
-                return n, points_a, points_b, depths, ids, "face_b"
-    res = convex_penetration(shape.core, pose_a, tri, _IDENTITY, shape.radius, 0.0)
-    if res.depth < -margin:
-        return None
-    return (res.normal, res.point_a[None], res.point_b[None], np.array([res.depth]),
-            np.array([1024 * face], np.int64), "point")
+    rot = pose_a[:3, :3]
+    trans = (pose_a[0, 3], pose_a[1, 3], pose_a[2, 3])
+    c = (centre[0], centre[1], centre[2])
+    buf_a = np.empty((_CLIP_CAP, 3))
+    buf_b = np.empty((_CLIP_CAP, 3))
+    eye = np.eye(4)
+    no_simplex = np.zeros((0, 2), np.int32)
+    for i in range(tris.shape[0]):
+        tri = tris[i]
+        cnt, n = _triangle_patch(shape_kind, core, radius, hull_normals, face_start, face_verts, rot, trans, c,
+                                 tri, margin, buf_a, buf_b, pa[i], pb[i], depth[i])
+        if cnt > 0:
+            count[i] = cnt
+            kind[i] = 1
+            v.store(normal, i, n)
+            continue
+        d, nw, pts, _, _ = _penetration_query(core, pose_a, tri, eye, radius, 0.0, no_simplex,
+                                              GJK_MAX_ITERATIONS, EPA_MAX_ITERATIONS)
+        if d < -margin:
+            count[i] = 0
+            kind[i] = 0
+            continue
+        count[i] = 1
+        kind[i] = 2
+        v.store(normal, i, (nw[0], nw[1], nw[2]))
+        v.store(pa[i], 0, v.row(pts, 0))
+        v.store(pb[i], 0, v.row(pts, 1))
+        depth[i, 0] = d
 
 
 def _patch_corners(points, normal, tol):
@@ -152,32 +248,6 @@ def _patch_corners(points, normal, tol):
     return np.asarray(corners if corners else order[:1], np.int64)
 
 
-def _clip_segment(seg, tri, up):
-    """The part of segment ``seg (2, 3)`` inside the prism over ``tri``: (2, 3) or (0, 3)."""
-    t0, t1 = 0.0, 1.0
-    d = seg[1] - seg[0]
-    centre = tri.mean(0)
-    for k in range(3):
-        e0, e1 = tri[k], tri[(k + 1) % 3]
-        side = np.cross(e1 - e0, up)
-        if float(side @ (centre - e0)) > 0.0:
-            side = -side
-        s0 = float(side @ (seg[0] - e0))
-        ds = float(side @ d)
-        if ds == 0.0:
-            if s0 > 0.0:
-                return np.zeros((0, 3))
-            continue
-        th = -s0 / ds
-        if ds > 0.0:
-            t1 = min(t1, th)
-        else:
-            t0 = max(t0, th)
-        if t0 > t1:
-            return np.zeros((0, 3))
-    return seg[0] + np.outer([t0, t1], d)
-
-
 def collide_convex_trimesh(shape, pose_a, mesh, pose_b, margin=0.0):
     """Contact manifolds of a convex shape against a triangle mesh.
 
@@ -195,66 +265,77 @@ def collide_convex_trimesh(shape, pose_a, mesh, pose_b, margin=0.0):
     Returns
     -------
     list of (int, Manifold)
-        One manifold per triangle (its face index as key), or per plane of
-        coplanar triangles (the smallest face index as key), at most four
-        points each; point ids are ``1024 * face + k``.
+        One manifold per set of contacts whose normals agree within
+        ``SMOOTH_COS`` (a plane of coplanar triangles, or a gently curved
+        region); the smallest face index is its key. At most four points each; point ids are
+        ``1024 * face + k``.
     """
     if not isinstance(mesh, TriMesh):
         raise ValueError(f"mesh: expected a TriMesh, got {type(mesh).__name__}")
     tree = mesh.tree
     c, axes, half = local_box(shape)
     r = pose_a[:3, :3]
-    faces = triangles_near_box(tree, pose_b, r @ c + pose_a[:3, 3], axes @ r.T, half + margin)
+    centre = r @ c + pose_a[:3, 3]
+    faces = triangles_near_box(tree, pose_b, centre, axes @ r.T, half + margin)
     if not len(faces):
         return []
-    tris = tree.vertices[tree.faces[faces]] @ pose_b[:3, :3].T + pose_b[:3, 3]
+    tris = np.ascontiguousarray(tree.vertices[tree.faces[faces]] @ pose_b[:3, :3].T + pose_b[:3, 3])
+    k = len(faces)
+    count = np.zeros(k, np.int64)
+    kind = np.zeros(k, np.int64)
+    normal = np.zeros((k, 3))
+    pa = np.zeros((k, 4, 3))
+    pb = np.zeros((k, 4, 3))
+    depth = np.zeros((k, 4))
+    if isinstance(shape, Hull):
+        h = HullData.from_polyhedron(shape.poly)
+        args = (2, h.vertices, 0.0, h.normals, h.face_start, h.face_verts)
+    else:
+        args = (0 if isinstance(shape, Sphere) else 1, shape.core, float(shape.radius), _NO_NORMALS, _NO_LOOPS,
+                _NO_LOOPS)
+    _convex_trimesh_kernel(*args, np.ascontiguousarray(pose_a, dtype=np.float64), centre, tris, float(margin),
+                           count, normal, pa, pb, depth, kind)
     scale = float(np.max(half)) + margin
-    centre = r @ c + pose_a[:3, 3]
     tol = 1e-9 * max(1.0, scale)
-    groups = {}
-    points = []
-    for face, tri in zip(faces.tolist(), tris):
-        hit = _triangle_contact(shape, pose_a, centre, tri, face, margin)
-        if hit is None:
-            continue
-        if hit[5] != "face_b":
-            points.append((face, hit))
-            continue
-        n = hit[0]
-        plane = float(n @ tri[0])  # face patches: n is the triangle's normal
-        for key, g in groups.items():  # coplanar face patches share a manifold
-            if float(n @ g["normal"]) > 1.0 - 1e-9 and abs(plane - g["plane"]) <= tol:
-                g["parts"].append(hit)
-                break
-        else:
-            groups[face] = {"normal": n, "plane": plane, "parts": [hit]}
+    patches = np.flatnonzero(kind == 1)
+    planes = [(normal[i], float(normal[i] @ tris[i, 0])) for i in patches]
     # Edge and vertex points: one whose triangle point lies in the plane of a face patch is that
     # patch's own edge seen from a neighbour (an internal edge of a tessellated surface); one that
     # repeats another (the shared edge seen from both sides) is kept once.
-    kept = []
-    for face, hit in points:
-        pb, n = hit[2][0], hit[0]
-        if any(abs(float(g["normal"] @ pb) - g["plane"]) <= 1e3 * tol for g in groups.values()):
+    singles = []
+    for i in np.flatnonzero(kind == 2):
+        q, n = pb[i, 0], normal[i]
+        if any(abs(float(nn @ q) - off) <= 1e3 * tol for nn, off in planes):
             continue
-        if any(np.linalg.norm(pb - h[2][0]) <= 1e3 * tol and float(n @ h[0]) > 1.0 - 1e-6 for _, h in kept):
+        if any(np.linalg.norm(q - pb[j, 0]) <= 1e3 * tol and float(n @ normal[j]) > 1.0 - 1e-6 for j in singles):
             continue
-        kept.append((face, hit))
-    for face, hit in kept:
-        groups[face] = {"normal": hit[0], "plane": None, "parts": [hit]}
+        singles.append(i)
+    # Contacts whose normals agree within SMOOTH_COS share a manifold (the deepest one's normal,
+    # depths measured along it), face patches first: a piece in a finely tessellated bowl gets one
+    # manifold of at most four points, not one per triangle.
+    clusters = []
+    for group in (patches, np.asarray(singles, np.int64)):
+        for i in group[np.argsort(-depth[group, 0], kind="stable")]:
+            for cl in clusters:
+                if float(normal[i] @ normal[cl[0]]) >= SMOOTH_COS:
+                    cl.append(i)
+                    break
+            else:
+                clusters.append([i])
     out = []
-    for key, g in groups.items():
-        parts = g["parts"]
-        n = g["normal"]
-        pa = np.concatenate([p[1] for p in parts])
-        pb = np.concatenate([p[2] for p in parts])
-        dep = np.concatenate([p[3] for p in parts])
-        ids = np.concatenate([p[4] for p in parts])
+    for members in clusters:
+        n = normal[members[0]]
+        sel = [(i, j) for i in members for j in range(count[i])]
+        qa = np.array([pa[i, j] for i, j in sel])
+        qb = np.array([pb[i, j] for i, j in sel])
+        dep = (qa - qb) @ n if len(members) > 1 else np.array([depth[i, j] for i, j in sel])
+        ids = np.array([1024 * int(faces[i]) + (1 + j if kind[i] == 1 else 0) for i, j in sel], np.int64)
         if len(dep) > 1:
-            corners = _patch_corners(pb, n, 1e-9 * max(1.0, scale)) if g["plane"] is not None else \
-                np.arange(len(dep))
-            keep = corners[reduce_contacts(pb[corners], dep[corners], n)]
+            corners = _patch_corners(qb, n, tol) if all(kind[i] == 1 for i in members) else np.arange(len(dep))
+            keep = corners[reduce_contacts(qb[corners], dep[corners], n)]
         else:
             keep = np.zeros(1, np.int64)
-        out.append((key, Manifold(n, pa[keep], pb[keep], dep[keep], ids[keep], parts[0][5], len(parts),
-                                  float(dep.max()))))
+        key = int(min(faces[i] for i in members))
+        out.append((key, Manifold(n, qa[keep], qb[keep], dep[keep], ids[keep],
+                                  "face_b" if kind[members[0]] == 1 else "point", len(members), float(dep.max()))))
     return out

@@ -160,7 +160,7 @@ def _base_weights(p, i, j, k, lk):
     e = v.sub(j, i)
     lj = v.dot(v.madd(v.sub(p, i), v.sub(k, i), -lk), e) / v.dot(e, e)
     lj = min(max(lj, 0.0), 1.0 - lk)
-    return 1.0 - lj - lk, lj, lk
+    return max(1.0 - lj - lk, 0.0), lj, lk  # (1 - lj) - lk can round to -1e-33
 
 
 @njit

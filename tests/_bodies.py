@@ -1,0 +1,35 @@
+"""Bodies for the world, contact and dynamics tests: boxes, balls and grounds with exact shapes."""
+
+import numpy as np
+import trimesh
+
+import collision as co
+from app.scene import mass_properties
+from app.world import Body, pose_matrix
+from collision.shapes import HalfSpace, Sphere, box_hull
+
+
+def ground_body(size=10.0, rot=None, name="ground"):
+    """A static ground: the half-space y < 0 (drawn as a square of half side ``size``), turned by ``rot``."""
+    v = np.array([[-size, 0, -size], [size, 0, -size], [size, 0, size], [-size, 0, size]], float)
+    f = np.array([[0, 2, 1], [0, 3, 2]])
+    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(rot, (0, 0, 0)), (0.3, 0.3, 0.3), motion="static",
+                shapes=[HalfSpace((0, 1, 0))])
+
+
+def box_body(name, half, pos, motion="kinematic", velocity=(0, 0, 0), rot=None, density=1000.0):
+    """A box of half extents ``half``; dynamic boxes get the mass properties of their mesh."""
+    m = trimesh.creation.box(extents=2 * np.asarray(half, float))
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    mass = mass_properties(v, f, density) if motion == "dynamic" else None
+    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(rot, pos), (0.5, 0.5, 0.5),
+                velocity=np.asarray(velocity, float), motion=motion, shapes=[box_hull(half)], mass=mass)
+
+
+def ball_body(name, radius, pos, motion="dynamic", velocity=(0, 0, 0), density=1000.0):
+    """A ball colliding as an exact sphere, with the mass properties of its tessellation."""
+    m = trimesh.creation.icosphere(subdivisions=3, radius=radius)
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    mass = mass_properties(v, f, density) if motion == "dynamic" else None
+    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(None, pos), (1, 1, 1), velocity=np.asarray(velocity, float),
+                motion=motion, shapes=[Sphere(radius)], mass=mass)
