@@ -42,6 +42,19 @@ def make_body(name, vertices, faces, pose, color, spin=(0, 0, 0)):
                 pose, color, np.asarray(spin, float))
 
 
+def projectile_body(name, radius, position, velocity, density=1000.0):
+    """A dynamic ball (an exact sphere for collisions) to throw into the scene."""
+    import trimesh
+
+    m = trimesh.creation.icosphere(subdivisions=2, radius=radius)
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    body = Body(name, v, f, co.OBBTree(v, f), pose_matrix(None, position), (0.95, 0.85, 0.35),
+                velocity=np.asarray(velocity, float), motion="dynamic", mass=mass_properties(v, f, density),
+                shapes=[Sphere(radius)])
+    body.restitution = 0.3
+    return body
+
+
 def load_mesh_body(path, index=0, position=None):
     """A body from a mesh file, or the reason it cannot be one.
 

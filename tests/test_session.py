@@ -553,3 +553,25 @@ def test_session_modules_load_no_pyglet():
             "or m in ('app.viewer.window', 'app.viewer.renderer')]; print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_l_throws_a_ball_along_the_view_that_falls(session):
+    from app.viewer.session import MAX_THROWN
+
+    n = len(session.world.bodies)
+    session.key("TAB")
+    chosen = session.world.bodies[session.selected]
+    session.key("L")
+    assert len(session.world.bodies) == n + 1
+    ball = session.world.bodies[-1]
+    ahead = session.camera.target - session.camera.eye
+    ahead /= np.linalg.norm(ahead)
+    np.testing.assert_allclose(ball.velocity / np.linalg.norm(ball.velocity), ahead, atol=1e-12)
+    start, v0 = ball.pose[:3, 3].copy(), ball.velocity.copy()
+    session.world.step()
+    assert ball.pose[1, 3] < start[1] + v0[1] * session.world.dt  # gravity pulls it down
+    for _ in range(MAX_THROWN + 3):
+        session.key("L", shift=True)
+    thrown = [b for b in session.world.bodies if b.name.startswith("ball ")]
+    assert len(thrown) == MAX_THROWN and ball not in session.world.bodies  # the oldest went first
+    assert session.world.bodies[session.selected] is chosen  # the selection follows its body

@@ -38,6 +38,7 @@ BINDINGS = [
     ("C", "toggle", "contacts", "contact points and normals on / off"),
     ("M", "toggle", "manifolds", "contact manifolds of the convex pieces (points, normals) on / off"),
     ("Z", "broad_phase", None, "switch the broad phase (brute, sap, grid, octree, tree)"),
+    ("L", "throw", None, "throw a ball from the camera (dynamic; Shift: 3x faster)"),
     ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
     ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
     ("H", "toggle", "help", "this help"),

@@ -37,6 +37,8 @@ COLORS = {
     "manifolds": (1.00, 0.55, 0.00),
 }
 
+MAX_THROWN = 50  # thrown balls kept in the scene (the oldest go first)
+
 OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "manifolds", "traversal", "axis", "help",
             "grid")
 
@@ -107,6 +109,7 @@ class Session:
         self._drag = None
         self._press = None
         self._bindings = {key: (action, arg) for key, action, arg, _ in BINDINGS}
+        self._thrown = []  # balls thrown with L, oldest first
         self.trace_counts = (0, 0)
         self.separating_axis = -1
         self.frame_camera()
@@ -173,6 +176,30 @@ class Session:
     def do_depth(self, delta, _shift):
         deepest = max((b.tree.depth for b in self.world.bodies), default=1) - 1
         self.depth = int(np.clip(self.depth + delta, 0, deepest))
+
+    def do_throw(self, _arg, shift):
+        """A ball from the camera along the view direction, sized and sped to the scene; the
+        oldest thrown balls go once there are more than MAX_THROWN."""
+        from ..scene import projectile_body
+
+        lo, hi = self.world.bounds()
+        size = float(np.linalg.norm(hi - lo))
+        eye = self.camera.eye
+        ahead = self.camera.target - eye
+        ahead /= np.linalg.norm(ahead)
+        speed = (3.0 if shift else 1.0) * max(3.0, 1.5 * size)
+        ball = projectile_body(f"ball {len(self._thrown) + 1}", 0.03 * size, eye + ahead * 0.05 * size,
+                               ahead * speed)
+        bodies = self.world.bodies
+        chosen = bodies[self.selected] if self.selected is not None else None
+        bodies.append(ball)
+        self._thrown.append(ball)
+        while len(self._thrown) > MAX_THROWN:
+            oldest = self._thrown.pop(0)
+            if oldest in bodies:
+                bodies.remove(oldest)
+        self.selected = bodies.index(chosen) if chosen is not None and chosen in bodies else None
+        self.say(f"threw {ball.name} at {speed:.1f} units/s")
 
     def do_broad_phase(self, _arg, _shift):
         self.say(f"broad phase: {self.world.next_broad_phase()}")
