@@ -99,12 +99,15 @@ class ContactManager:
         Speculative contact distance: points whose gap is at most this are kept.
     match_tol : float
         A new point without a matching feature id continues the nearest old
-        point within this distance.
+        point within this distance (default 5 margins: when two equal faces
+        rest on each other the reduction may keep other corners of the same
+        patch from step to step, and a point that starts from zero impulse
+        loses the warm start that keeps a stack still).
     """
 
     def __init__(self, margin=0.01, match_tol=None):
         self.margin = float(margin)
-        self.match_tol = float(match_tol) if match_tol is not None else 2.0 * self.margin
+        self.match_tol = float(match_tol) if match_tol is not None else 5.0 * self.margin
         self.manifolds = {}
         self.touching = {}
         self.events = []

@@ -1,0 +1,425 @@
+"""Rigid-body dynamics: step time of falling and settling boxes against pybullet, one run, medians.
+
+Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]``
+
+Scenes (issue 7's benchmark), the same for both contenders:
+
+1. N = 100 and N = 1000 cubes of side 0.5 m (half 0.25, density 1000: 125 kg)
+   in a loose grid of 4 layers, 1.2 m apart on every axis, the lowest layer's
+   centres 1 m up, each with a small random yaw (|yaw| <= 0.2 rad, seeded),
+   dropped on a static ground at rest. They land within the first second
+   (the top layer falls ~0.94 s) and end as columns of up to 4 boxes.
+2. N = 100 concave bodies: a U of three boxes (as ``tests/test_contacts.py``'s
+   ``u_body``: 1 m wide, 1 m tall, 0.4 m deep), ours as three ``Hull`` pieces,
+   pybullet's a compound of the same three ``GEOM_BOX``es, same mass, centre
+   of mass and inertia; 4 layers, 1.5 m apart, small random yaw.
+
+Ours: :class:`app.world.World` (``dt = 1/60``, ``dynamics.iterations = 10``,
+``exact=False``; the ground is ``tests/_bodies.ground_body()``, a half-space,
+or with ``--ground box`` a static 200 x 1 x 200 m box hull), timed around
+``world.step()``. Its phases: ``world.stats["broad"]`` and ``["narrow"]``
+(the detection that ends each step) and the time of ``world.dynamics.step``
+(wrapped here, the class untouched); "rest" is the step minus those three
+(kinematic motion, bookkeeping).
+
+pybullet (``p.connect(p.DIRECT)``, ``setPhysicsEngineParameter(fixedTimeStep=1/60,
+numSolverIterations=10)``), bodies by ``createMultiBody(..., useMaximalCoordinates=True)``,
+the ground a ``GEOM_PLANE`` with normal +y (``--ground box``: a ``GEOM_BOX``
+of the same size as ours), timed around ``p.stepSimulation()``. Matched to
+ours: gravity (0, -9.81, 0); Bullet multiplies the two bodies' frictions, so
+every body gets sqrt(0.5) and a contact 0.5 as ours (geometric mean of 0.5
+and 0.5); restitution 0 on both; damping 0.01 linear, 0.05 angular per
+second as our defaults; sleeping disabled (``ACTIVATION_STATE_DISABLE_SLEEPING``)
+since ours has no sleeping yet, so both keep simulating the settled pile.
+
+The two simulations step in turn in the same loop (ours, then pybullet's,
+each timed alone), so a burst of load from other jobs on the machine hits
+both. Reported: the median step time while falling (the first simulated
+second) and once settled (seconds 4-5), the 25-75% range to show the noise,
+the ratio ours / pybullet (< 1: ours is faster), and a settle check at the
+end: the fraction of bodies slower than 0.05 m/s, the mean height of the
+centres of mass, the lowest point of any body (negative: into the ground)
+and how many bodies sank more than 5 cm or fell through. Then one settled
+step of the N = 1000 scene under cProfile, top 15 functions by tottime.
+
+The half-space ground is paired with every moving body each step (it has no
+AABB), one ``collide_shapes`` call per body from Python; ``--ground box``
+puts the ground through the broad phase and the batched hull kernel instead,
+so only the bodies near it are paired.
+
+If the N = 1000 run of ours would take longer than ``--budget`` seconds of
+wall time (projected after the first simulated second), both simulations stop
+at 3 s and the settled window is seconds 2-3; this is printed.
+"""
+
+import argparse
+import cProfile
+import io
+import math
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import trimesh  # noqa: E402
+
+import collision as co  # noqa: E402
+from app.scene import mass_properties  # noqa: E402
+from app.world import Body, World, pose_matrix, rotation  # noqa: E402
+from collision.shapes import Hull, box_hull  # noqa: E402
+from tests._bodies import box_body, ground_body  # noqa: E402
+
+try:
+    import pybullet as pb
+except ImportError:  # pragma: no cover - the peer is optional
+    pb = None
+
+DT = 1.0 / 60.0
+ITERATIONS = 10
+HALF = 0.25           # box half side, m
+DENSITY = 1000.0      # kg / m^3
+FRICTION = 0.5        # per contact, both sides
+DAMPING = (0.01, 0.05)  # linear, angular, per second (our defaults)
+SLOW = 0.05           # m/s: "at rest"
+SUNK = 0.05           # m: a body whose lowest point is deeper than this has sunk
+GROUND_BOX = (100.0, 0.5, 100.0)  # half extents of the --ground box, top face at y = 0
+U_PARTS = [((-0.4, 0.0, 0.0), (0.1, 0.5, 0.2)), ((0.4, 0.0, 0.0), (0.1, 0.5, 0.2)),
+           ((0.0, -0.4, 0.0), (0.3, 0.1, 0.2))]  # (centre, half extents) of the U's boxes, model frame
+
+
+# ---------------------------------------------------------------------------
+# The scene, shared
+# ---------------------------------------------------------------------------
+
+
+def grid(n, spacing, layers=4, seed=0, base=1.0):
+    """``n`` start poses ``(position (3,), yaw)``: ``layers`` layers of a square grid, ``spacing``
+    apart, the lowest at height ``base``, yaw uniform in [-0.2, 0.2] rad (seeded)."""
+    rng = np.random.default_rng(seed)
+    side = int(math.ceil(math.sqrt(n / layers)))
+    out = []
+    for k in range(n):
+        layer, r = divmod(k, side * side)
+        i, j = divmod(r, side)
+        pos = np.array([(i - (side - 1) / 2) * spacing, base + layer * spacing, (j - (side - 1) / 2) * spacing])
+        out.append((pos, float(rng.uniform(-0.2, 0.2))))
+    return out
+
+
+def u_mesh():
+    """The U's surface (the three boxes, touching, not overlapping) and its three hulls."""
+    meshes, hulls = [], []
+    for c, h in U_PARTS:
+        m = trimesh.creation.box(extents=2 * np.asarray(h))
+        m.apply_translation(c)
+        meshes.append(m)
+        hulls.append(Hull.from_points(np.asarray(m.vertices, float)))
+    m = trimesh.util.concatenate(meshes)
+    return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), hulls
+
+
+# ---------------------------------------------------------------------------
+# Ours
+# ---------------------------------------------------------------------------
+
+
+def our_ground(kind):
+    if kind == "plane":
+        return ground_body(size=100.0)
+    return box_body("ground", GROUND_BOX, (0.0, -GROUND_BOX[1], 0.0), motion="static")
+
+
+def our_world(kind, starts, ground):
+    """A :class:`World` of the ground and dynamic ``kind`` ("box" or "u") bodies at ``starts``."""
+    bodies = [our_ground(ground)]
+    if kind == "box":
+        for k, (pos, yaw) in enumerate(starts):
+            bodies.append(box_body(f"box{k}", (HALF,) * 3, pos, motion="dynamic", rot=rotation((0, 1, 0), yaw),
+                                   density=DENSITY))
+    else:
+        v, f, hulls = u_mesh()
+        tree = co.OBBTree(v, f)
+        mass = mass_properties(v, f, DENSITY)
+        for k, (pos, yaw) in enumerate(starts):
+            bodies.append(Body(f"u{k}", v, f, tree, pose_matrix(rotation((0, 1, 0), yaw), pos), (0.5, 0.5, 0.5),
+                               motion="dynamic", shapes=list(hulls), mass=mass))
+    w = World(bodies, dt=DT, exact=False, gravity=(0.0, -9.81, 0.0))
+    w.dynamics.iterations = ITERATIONS
+    w.dynamics.friction = FRICTION
+    w.dynamics.linear_damping, w.dynamics.angular_damping = DAMPING
+    w.dynamics_times = []
+    inner = w.dynamics.step
+
+    def timed_step(*args, **kwargs):  # the benchmark's wrapper, on this instance only
+        t0 = time.perf_counter()
+        inner(*args, **kwargs)
+        w.dynamics_times.append(time.perf_counter() - t0)
+
+    w.dynamics.step = timed_step
+    return w
+
+
+def our_state(w):
+    """(n,) speeds, (n,) centre-of-mass heights, (n,) lowest points of the dynamic bodies."""
+    dyn = [b for b in w.bodies if b.motion == "dynamic"]
+    speed = np.array([np.linalg.norm(b.velocity) for b in dyn])
+    com = np.array([(b.pose[:3, :3] @ b.mass.center + b.pose[:3, 3])[1] for b in dyn])
+    low = np.array([float((b.vertices @ b.pose[1, :3]).min() + b.pose[1, 3]) for b in dyn])
+    return speed, com, low
+
+
+# ---------------------------------------------------------------------------
+# pybullet
+# ---------------------------------------------------------------------------
+
+
+def yaw_quat(yaw):
+    """pybullet quaternion (x, y, z, w) of a rotation by ``yaw`` about +y."""
+    return [0.0, math.sin(yaw / 2), 0.0, math.cos(yaw / 2)]
+
+
+def bullet_world(kind, starts, ground):
+    """A DIRECT client with the ground and the bodies; returns ``(client, body ids, model
+    points per body (k, 3) for the lowest-point check)``."""
+    cid = pb.connect(pb.DIRECT)
+    pb.setGravity(0, -9.81, 0, physicsClientId=cid)
+    pb.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=ITERATIONS, numSubSteps=0,
+                                 physicsClientId=cid)
+    if ground == "plane":
+        gshape = pb.createCollisionShape(pb.GEOM_PLANE, planeNormal=[0, 1, 0], physicsClientId=cid)
+        gpos = [0, 0, 0]
+    else:
+        gshape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=list(GROUND_BOX), physicsClientId=cid)
+        gpos = [0, -GROUND_BOX[1], 0]
+    g = pb.createMultiBody(0, gshape, basePosition=gpos, useMaximalCoordinates=True, physicsClientId=cid)
+    pb.changeDynamics(g, -1, lateralFriction=math.sqrt(FRICTION), restitution=0.0, physicsClientId=cid)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    if kind == "box":
+        shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[HALF] * 3, physicsClientId=cid)
+        mass = DENSITY * (2 * HALF) ** 3
+        com, inertia = np.zeros(3), None
+        local = corners * HALF
+    else:
+        v, f, _ = u_mesh()
+        mp = mass_properties(v, f, DENSITY)
+        shape = pb.createCollisionShapeArray([pb.GEOM_BOX] * 3, halfExtents=[list(h) for _, h in U_PARTS],
+                                             collisionFramePositions=[list(c) for c, _ in U_PARTS],
+                                             physicsClientId=cid)
+        mass, com = mp.mass, mp.center
+        # the U is symmetric about x = 0 and z = 0: its inertia is diagonal in the model axes
+        inertia = list(np.diag(mp.inertia))
+        local = (corners * 0.5 * [1.0, 1.0, 0.4]) - com  # bounding box corners = the U's lowest points
+    ids = []
+    for pos, yaw in starts:
+        b = pb.createMultiBody(mass, shape, basePosition=list(pos), baseOrientation=yaw_quat(yaw),
+                               baseInertialFramePosition=list(com), baseInertialFrameOrientation=[0, 0, 0, 1],
+                               useMaximalCoordinates=True,
+                               physicsClientId=cid)
+        # changeDynamics with localInertiaDiagonal alone zeroes a maximal-coordinates body's mass
+        # (it falls to NaN in one step; pybullet 3.2.7): give the mass again with it
+        kw = {"mass": mass, "localInertiaDiagonal": inertia} if inertia is not None else {}
+        pb.changeDynamics(b, -1, lateralFriction=math.sqrt(FRICTION), restitution=0.0,
+                          linearDamping=DAMPING[0], angularDamping=DAMPING[1],
+                          activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=cid, **kw)
+        ids.append(b)
+    return cid, ids, local
+
+
+def bullet_state(cid, ids, local):
+    """As :func:`our_state`; pybullet reports the base's centre of mass (its inertial frame)."""
+    speed, com, low = [], [], []
+    for b in ids:
+        p, q = pb.getBasePositionAndOrientation(b, physicsClientId=cid)
+        lin, _ = pb.getBaseVelocity(b, physicsClientId=cid)
+        r = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)
+        speed.append(float(np.linalg.norm(lin)))
+        com.append(p[1])
+        low.append(float((local @ r[1]).min() + p[1]))
+    return np.array(speed), np.array(com), np.array(low)
+
+
+# ---------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------
+
+
+def stats(x):
+    """(median, p25, p75) in ms."""
+    x = np.asarray(x) * 1e3
+    return float(np.median(x)), float(np.percentile(x, 25)), float(np.percentile(x, 75))
+
+
+def warm_up(kind, ground):
+    """Load (or compile) the numba kernels on a small scene, so the timed run has none of it."""
+    w = our_world(kind, grid(8, 1.2, layers=2), ground)
+    for _ in range(40):
+        w.step()
+
+
+def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2):
+    """Step both simulations in turn; returns a result dict (times in s, per step)."""
+    starts = grid(n, spacing)
+    t_build = time.perf_counter()
+    w = our_world(kind, starts, ground)
+    t_build = time.perf_counter() - t_build
+    bullet = bullet_world(kind, starts, ground) if pb is not None else None
+    steps = int(round(seconds / DT))
+    per_second = int(round(1.0 / DT))
+    ours, theirs, broad, narrow = [], [], [], []
+    capped = None
+    t_start = time.perf_counter()
+    k = 0
+    while k < steps:
+        t0 = time.perf_counter()
+        w.step()
+        ours.append(time.perf_counter() - t0)
+        broad.append(w.stats["broad"])
+        narrow.append(w.stats["narrow"])
+        if bullet is not None:
+            t0 = time.perf_counter()
+            pb.stepSimulation(physicsClientId=bullet[0])
+            theirs.append(time.perf_counter() - t0)
+        k += 1
+        if budget is not None and k == per_second and capped is None:
+            spent = time.perf_counter() - t_start
+            projected = spent / k * steps  # the settled steps cost about what the landing ones do
+            if projected > budget and seconds > cap_seconds:
+                capped = (seconds, cap_seconds, projected)
+                seconds = cap_seconds
+                steps = int(round(seconds / DT))
+    dyn = w.dynamics_times[-len(ours):]  # the step before the loop may have none; one per step here
+    rest = [t - b - n_ - d for t, b, n_, d in zip(ours, broad, narrow, dyn)]
+    fall = slice(0, per_second)
+    settled = slice(steps - per_second, steps)
+    out = {"kind": kind, "n": n, "seconds": seconds, "capped": capped, "build": t_build, "world": w,
+           "bullet": bullet, "wall": time.perf_counter() - t_start,
+           "ours": (ours[fall], ours[settled]), "theirs": (theirs[fall], theirs[settled]) if theirs else None,
+           "phases": {name: (x[fall], x[settled]) for name, x in
+                      (("broad", broad), ("narrow", narrow), ("dynamics", dyn), ("rest", rest))},
+           "contacts": (w.stats["candidates"], w.stats["manifolds"], w.stats["points"]),
+           "state_ours": our_state(w),
+           "state_bullet": bullet_state(*bullet) if bullet is not None else None}
+    return out
+
+
+def report_times(results):
+    print("\n[1] step time, ms: median (25-75%) over the window; ratio = ours / pybullet (< 1: ours faster)")
+    head = f"  {'scene':16s}{'window':>16s}{'ours':>24s}{'pybullet':>22s}{'ratio':>8s}"
+    print(head)
+    for r in results:
+        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
+        s = r["seconds"]
+        for win, name in ((0, "fall 0-1 s"), (1, f"settled {s - 1:g}-{s:g} s")):
+            o = stats(r["ours"][win])
+            line = f"  {label:16s}{name:>16s}{o[0]:>10.2f} ({o[1]:6.2f}-{o[2]:6.2f})"
+            if r["theirs"] is not None:
+                t = stats(r["theirs"][win])
+                line += f"{t[0]:>8.3f} ({t[1]:5.3f}-{t[2]:5.3f}){o[0] / t[0]:>8.1f}x"
+            print(line)
+        if r["capped"]:
+            was, now, proj = r["capped"]
+            print(f"  {'':16s}capped: {was:g} s simulated would take ~{proj:.0f} s of wall time (budget); "
+                  f"both stopped at {now:g} s, settled window {now - 1:g}-{now:g} s")
+    print("\n  ours by phase, ms: median over the window (medians of parts need not add up to the step's)")
+    print(f"  {'scene':16s}{'window':>10s}{'broad':>9s}{'narrow':>9s}{'dynamics':>10s}{'rest':>8s}"
+          f"{'step':>9s}   candidates / manifolds / points at the end")
+    for r in results:
+        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
+        for win, name in ((0, "fall"), (1, "settled")):
+            ph = [stats(r["phases"][p][win])[0] for p in ("broad", "narrow", "dynamics", "rest")]
+            extra = "   " + " / ".join(map(str, r["contacts"])) if win == 1 else ""
+            print(f"  {label:16s}{name:>10s}" + "".join(f"{x:>9.2f}" for x in ph[:2]) + f"{ph[2]:>10.2f}"
+                  + f"{ph[3]:>8.2f}{stats(r['ours'][win])[0]:>9.2f}" + extra)
+
+
+def report_settle(results):
+    print(f"\n[2] settle check at the end of the run: at rest = speed < {SLOW} m/s; height = mean centre of mass "
+          f"y, m;\n    lowest = lowest point of any body, m (negative: into the ground); sunk = lowest point "
+          f"below -{SUNK} m; through = centre below 0")
+    print(f"  {'scene':16s}{'t, s':>6s}{'who':>10s}{'at rest':>9s}{'max |v|':>9s}{'height':>9s}{'lowest':>9s}"
+          f"{'sunk':>6s}{'through':>9s}")
+    for r in results:
+        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
+        for who, st in (("ours", r["state_ours"]), ("pybullet", r["state_bullet"])):
+            if st is None:
+                continue
+            speed, com, low = st
+            print(f"  {label:16s}{r['seconds']:>6g}{who:>10s}{np.mean(speed < SLOW):>9.1%}{speed.max():>9.3f}"
+                  f"{com.mean():>9.4f}{low.min():>9.4f}{int(np.sum(low < -SUNK)):>6d}{int(np.sum(com < 0)):>9d}")
+        so, sb = r["state_ours"], r["state_bullet"]
+        notes = []
+        if np.mean(so[0] < SLOW) < 1.0:
+            notes.append(f"ours has {int(np.sum(so[0] >= SLOW))} bodies still moving")
+        if np.sum(so[2] < -SUNK):
+            notes.append(f"ours has {int(np.sum(so[2] < -SUNK))} bodies sunk")
+        if sb is not None:
+            notes.append(f"mean height ours - pybullet = {so[1].mean() - sb[1].mean():+.4f} m")
+        print(f"  {'':16s}-> " + "; ".join(notes))
+
+
+def profile_step(w, top=15):
+    """cProfile of one more step of ``w``: the ``top`` functions by tottime."""
+    prof = cProfile.Profile()
+    prof.enable()
+    w.step()
+    prof.disable()
+    buf = io.StringIO()
+    st = pstats.Stats(prof, stream=buf)
+    st.sort_stats("tottime").print_stats(top)
+    lines = buf.getvalue().splitlines()
+    start = next(i for i, s in enumerate(lines) if s.strip().startswith("ncalls"))
+    total = next((s for s in lines if "function calls" in s), "").strip()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    print(f"  {total}")
+    for s in lines[start:]:
+        if s.strip():
+            print("  " + s.replace(root, "").replace(sys.prefix + os.sep, "")[:150])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="N = 100 boxes only, 3 simulated seconds")
+    ap.add_argument("--ground", choices=("plane", "box"), default="plane",
+                    help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
+    ap.add_argument("--budget", type=float, default=150.0,
+                    help="wall seconds allowed for ours at N = 1000 before capping at 3 simulated s")
+    args = ap.parse_args()
+    if pb is None:
+        print("note: pybullet is not installed (.venv/bin/pip install pybullet): its columns are skipped")
+    load = os.getloadavg()
+    print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (shared: "
+          f"expect a few % to tens of % noise; compare the 25-75% ranges)")
+    print(f"dt = 1/60 s, {ITERATIONS} solver iterations, ground = {args.ground}, pybullet "
+          f"{pb.getAPIVersion() if pb else 'missing'}")
+    t0 = time.perf_counter()
+    warm_up("box", args.ground)
+    warm_up("u", args.ground)
+    print(f"warm-up (numba kernels loaded or compiled): {time.perf_counter() - t0:.1f} s")
+
+    plan = [("box", 100, 3.0 if args.quick else 5.0, None, 1.2)]
+    if not args.quick:
+        plan += [("box", 1000, 5.0, args.budget, 1.2), ("u", 100, 5.0, None, 1.5)]
+    results = []
+    for kind, n, seconds, budget, spacing in plan:
+        r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing)
+        print(f"  ran {n} {kind}: {r['seconds']:g} s simulated in {r['wall']:.1f} s wall (both), "
+              f"ours built in {r['build']:.1f} s")
+        results.append(r)
+    report_times(results)
+    report_settle(results)
+
+    big = next((r for r in results if r["kind"] == "box" and r["n"] == 1000), results[0])
+    print(f"\n[3] cProfile of one settled step of ours, {big['n']} boxes at t = {big['seconds']:g} s "
+          "(top 15 by tottime; profiling slows Python-heavy code more than compiled)")
+    profile_step(big["world"])
+    for r in results:
+        if r["bullet"] is not None:
+            pb.disconnect(physicsClientId=r["bullet"][0])
+
+
+if __name__ == "__main__":
+    main()
