@@ -83,9 +83,9 @@ class Dynamics:
     linear_damping, angular_damping : float
         Per second.
     friction, restitution : float
-        Defaults for bodies without their own ``friction`` / ``restitution``
-        attribute; a contact takes the geometric mean of the frictions and the
-        larger restitution.
+        Defaults for bodies whose ``friction`` / ``restitution`` is None; a
+        contact takes the geometric mean of the frictions and the larger
+        restitution.
     warm_start : bool
         Start the solver from last step's impulses.
     """
@@ -181,11 +181,11 @@ class Dynamics:
             p = m.points
             point[lo:hi] = p
             depth[lo:hi] = m.depths
-            fa = getattr(pm.a, "friction", self.friction)
-            fb = getattr(pm.b, "friction", self.friction)
+            fa = self.friction if pm.a.friction is None else pm.a.friction
+            fb = self.friction if pm.b.friction is None else pm.b.friction
             fric[lo:hi] = np.sqrt(fa * fb)
-            rest[lo:hi] = max(getattr(pm.a, "restitution", self.restitution),
-                              getattr(pm.b, "restitution", self.restitution))
+            rest[lo:hi] = max(self.restitution if pm.a.restitution is None else pm.a.restitution,
+                              self.restitution if pm.b.restitution is None else pm.b.restitution)
             impulse[lo:hi] = pm.impulses
             for side, body, r, out in ((0, pm.a, a, ra), (1, pm.b, b, rb)):
                 if r >= 0:

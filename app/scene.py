@@ -50,8 +50,7 @@ def projectile_body(name, radius, position, velocity, density=1000.0):
     v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
     body = Body(name, v, f, co.OBBTree(v, f), pose_matrix(None, position), (0.95, 0.85, 0.35),
                 velocity=np.asarray(velocity, float), motion="dynamic", mass=mass_properties(v, f, density),
-                shapes=[Sphere(radius)])
-    body.restitution = 0.3
+                shapes=[Sphere(radius)], restitution=0.3)
     return body
 
 
@@ -210,7 +209,7 @@ def build_body(spec, index=0, cache=True, progress=None):
         shapes = [TriMesh(tree)]  # a static concave (or open) mesh collides as its exact surface
     body = Body(spec.name, v, f, tree, spec.pose(), tuple(color), np.asarray(spec.angular_velocity, float),
                 velocity=np.asarray(spec.velocity, float), motion=spec.motion, pieces=pieces, mass=mass,
-                shapes=shapes)
+                shapes=shapes, friction=spec.friction, restitution=spec.restitution)
     body.spec = spec
     body.source = spec.mesh
     return body

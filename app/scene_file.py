@@ -24,6 +24,8 @@ A scene file looks like::
     velocity = [0.0, 0.0, 0.0]
     angular_velocity = [0.0, 1.0, 0.0]
     density = 500.0
+    friction = 0.6                # Coulomb coefficient (contacts use the geometric mean)
+    restitution = 0.2             # bounce, 0..1 (contacts use the larger)
     color = [0.8, 0.5, 0.3]
 
 Reading never stops at the first problem: every body is checked, a body
@@ -52,7 +54,7 @@ SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "height
 MOTIONS = ("dynamic", "kinematic", "static")
 DECOMPOSE_KEYS = {"method": str, "max_pieces": int, "resolution": int, "threshold": float, "max_vertices": int}
 BODY_KEYS = {"name", "mesh", "shape", "size", "radius", "height", "scale", "position", "rotation_deg",
-             "velocity", "angular_velocity", "density", "motion", "color", "decompose"}
+             "velocity", "angular_velocity", "density", "friction", "restitution", "motion", "color", "decompose"}
 SCENE_KEYS = {"name", "dt", "gravity"}
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
@@ -78,6 +80,8 @@ class BodySpec:
     velocity: tuple = (0.0, 0.0, 0.0)
     angular_velocity: tuple = (0.0, 0.0, 0.0)
     density: float = 1000.0
+    friction: float = None        # None: the world's default
+    restitution: float = None
     motion: str = "dynamic"
     color: tuple = None
     decompose: dict = field(default_factory=dict)
@@ -181,6 +185,14 @@ def _body(raw, index, path, base):
             setattr(spec, key, _vec(raw[key], 3, key, where))
     if "density" in raw:
         spec.density = _num(raw["density"], "density", where)
+    if "friction" in raw:
+        spec.friction = _num(raw["friction"], "friction", where, positive=False)
+        if spec.friction < 0:
+            raise ValueError(f"{where}: key 'friction': must be >= 0, got {raw['friction']!r}")
+    if "restitution" in raw:
+        spec.restitution = _num(raw["restitution"], "restitution", where, positive=False)
+        if not 0.0 <= spec.restitution <= 1.0:
+            raise ValueError(f"{where}: key 'restitution': must be in [0, 1], got {raw['restitution']!r}")
     if "motion" in raw:
         if raw["motion"] not in MOTIONS:
             raise ValueError(f"{where}: key 'motion': expected one of {', '.join(MOTIONS)}, got {raw['motion']!r}")
@@ -296,6 +308,9 @@ def _body_table(b, base):
         if key == "position" or any(value):
             out[key] = [float(x) for x in value]
     out["density"] = b.density
+    for key in ("friction", "restitution"):
+        if getattr(b, key) is not None:
+            out[key] = getattr(b, key)
     out["motion"] = b.motion
     if b.color is not None:
         out["color"] = [float(x) for x in b.color]

@@ -94,6 +94,8 @@ class Body:
         Convex pieces with their trees (scene files; None for the demo meshes).
     mass : MassProperties or None
         From the closed mesh and the density; None for open meshes (static only).
+    friction, restitution : float or None
+        Contact coefficients; None takes the dynamics' defaults.
     shapes : list of collision shapes
         The convex shapes of the narrow phase, model frame: the pieces' hulls
         by default; a sphere / capsule primitive's exact shape; a plane's
@@ -113,6 +115,8 @@ class Body:
     pieces: object = None
     mass: object = None
     shapes: list = None
+    friction: float = None
+    restitution: float = None
 
     def __post_init__(self):
         if self.shapes is None:
@@ -217,6 +221,7 @@ class World:
         self.manager = ContactManager(margin)
         self.dynamics = Dynamics(gravity)
         self._fresh = False  # the manifolds are of the current poses
+        self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
         self.events = []
         self._roots = (None, None)
         self._candidates = []
@@ -363,8 +368,11 @@ class World:
 
     def sweep(self):
         """``{id(body): distance}``: how far each moving dynamic body may travel in one step,
-        ``(|v| + |w| r) dt`` with ``r`` its bounding radius (empty when none moves)."""
+        ``(|v| + |w| r) dt`` with ``r`` its bounding radius (empty when none moves, or with
+        :attr:`ccd` off: then a body faster than its size per step can pass through a wall)."""
         out = {}
+        if not self.ccd:
+            return out
         for b in self.bodies:
             if Dynamics.moves(b):
                 d = (float(np.linalg.norm(b.velocity)) + float(np.linalg.norm(b.spin)) * b.radius) * self.dt

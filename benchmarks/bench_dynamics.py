@@ -70,7 +70,7 @@ import trimesh  # noqa: E402
 import collision as co  # noqa: E402
 from app.scene import mass_properties  # noqa: E402
 from app.world import Body, World, pose_matrix, rotation  # noqa: E402
-from collision.shapes import Hull, box_hull  # noqa: E402
+from collision.shapes import Hull  # noqa: E402
 from tests._bodies import box_body, ground_body  # noqa: E402
 
 try:

@@ -195,6 +195,12 @@ BODY_CASES = [
                  id="plane-dynamic-by-default"),
     pytest.param('name = "bad"\nshape = "plane"\nsize = [2.0, 2.0]\nmotion = "kinematic"\n', NAMED,
                  ["plane", "only be static", "motion"], id="plane-kinematic"),
+    # contact coefficients
+    pytest.param(sphere("friction = -0.1"), NAMED, ["key 'friction'", ">= 0"], id="friction-negative"),
+    pytest.param(sphere('friction = "grippy"'), NAMED, ["key 'friction'", "expected a number"], id="friction-string"),
+    pytest.param(sphere("restitution = 1.5"), NAMED, ["key 'restitution'", "[0, 1]"], id="restitution-above-1"),
+    pytest.param(sphere("restitution = true"), NAMED, ["key 'restitution'", "expected a number"],
+                 id="restitution-bool"),
     # colour
     pytest.param(sphere("color = [1.5, 0.0, 0.0]"), NAMED, ["key 'color'", "[0, 1]"], id="color-above-1"),
     pytest.param(sphere("color = [0.5, -0.1, 0.5]"), NAMED, ["key 'color'", "[0, 1]"], id="color-below-0"),
@@ -407,6 +413,7 @@ def body_specs(draw, name, meshes):
         name=name, scale=draw(st.one_of(st.just(1.0), positive)),
         position=draw(vec3), rotation_deg=draw(vec3), velocity=draw(vec3), angular_velocity=draw(vec3),
         density=draw(positive), motion="static" if kind == "plane" else draw(st.sampled_from(MOTIONS)),
+        friction=draw(st.one_of(st.none(), st.floats(0.0, 10.0))), restitution=draw(st.one_of(st.none(), unit)),
         color=draw(st.one_of(st.none(), st.tuples(unit, unit, unit))), decompose=draw(decompose), **kw)
 
 
@@ -767,3 +774,13 @@ def test_corrupt_mesh_error_names_the_body(tmp_path):
     path = corrupt_scene(tmp_path)
     _, errors = load_scene(path, cache=str(tmp_path / "cache"))
     assert "body 'broken'" in errors[0]
+
+
+def test_friction_and_restitution_reach_the_body(tmp_path):
+    path = tmp_path / "scene.toml"
+    path.write_text(scene_text(sphere("friction = 0.9\nrestitution = 0.4", name='"bouncy"')), encoding="utf-8")
+    world, errors = load_scene(path)
+    assert errors == []
+    bodies = {b.name: b for b in world.bodies}
+    assert bodies["bouncy"].friction == 0.9 and bodies["bouncy"].restitution == 0.4
+    assert bodies["first"].friction is None and bodies["first"].restitution is None  # the world's defaults

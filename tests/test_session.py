@@ -575,3 +575,16 @@ def test_l_throws_a_ball_along_the_view_that_falls(session):
     thrown = [b for b in session.world.bodies if b.name.startswith("ball ")]
     assert len(thrown) == MAX_THROWN and ball not in session.world.bodies  # the oldest went first
     assert session.world.bodies[session.selected] is chosen  # the selection follows its body
+
+
+def test_y_turns_continuous_detection_off_and_on(session):
+    from tests._bodies import ball_body
+
+    ball = ball_body("fast", 0.05, (0, 3, 0), velocity=(50.0, 0, 0))
+    session.world.bodies.append(ball)
+    assert session.world.ccd and id(ball) in session.world.sweep()
+    session.key("Y")
+    assert not session.world.ccd and session.world.sweep() == {}
+    assert any("(no CCD)" in line for line in session.hud_lines())
+    session.key("Y")
+    assert session.world.ccd

@@ -39,6 +39,7 @@ BINDINGS = [
     ("M", "toggle", "manifolds", "contact manifolds of the convex pieces (points, normals) on / off"),
     ("Z", "broad_phase", None, "switch the broad phase (brute, sap, grid, octree, tree)"),
     ("L", "throw", None, "throw a ball from the camera (dynamic; Shift: 3x faster)"),
+    ("Y", "ccd", None, "continuous detection (speculative contacts of fast bodies) on / off"),
     ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
     ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
     ("H", "toggle", "help", "this help"),

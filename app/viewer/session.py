@@ -201,6 +201,11 @@ class Session:
         self.selected = bodies.index(chosen) if chosen is not None and chosen in bodies else None
         self.say(f"threw {ball.name} at {speed:.1f} units/s")
 
+    def do_ccd(self, _arg, _shift):
+        self.world.ccd = not self.world.ccd
+        self.say("continuous detection " + ("on: fast bodies stop at what they hit" if self.world.ccd else
+                                            "off: a body faster than its size per step can tunnel"))
+
     def do_broad_phase(self, _arg, _shift):
         self.say(f"broad phase: {self.world.next_broad_phase()}")
 
@@ -330,7 +335,8 @@ class Session:
         if not world.bodies:
             self.say(f"{state['path']}: no body could be loaded; keeping the current scene", error=True)
             return True
-        world.set_broad_phase(self.world.broad_phase_name)  # the user's choice outlives the scene
+        world.set_broad_phase(self.world.broad_phase_name)  # the user's choices outlive the scene
+        world.ccd = self.world.ccd
         self.world = world
         self.scene_path = state["path"]
         self.selected = None
@@ -495,7 +501,8 @@ class Session:
             f"bodies {len(self.world.bodies)}   candidate pairs {st['candidates']}   "
             f"box tests {st['box_tests']}   triangle tests {st['tri_tests']}   "
             f"contacts {st['contacts']}" + ("   [paused]" if self.world.paused else ""),
-            f"broad phase {self.world.broad_phase_name}   piece pairs {st['piece_pairs']}   "
+            f"broad phase {self.world.broad_phase_name}{'' if self.world.ccd else ' (no CCD)'}   "
+            f"piece pairs {st['piece_pairs']}   "
             f"manifolds {st['manifolds']} ({st['points']} points)   touching pairs {st['touching']}   "
             f"exact triangles {st['exact'] * ms:5.2f} ms",
             f"overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
