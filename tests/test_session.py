@@ -566,7 +566,13 @@ def test_l_throws_a_ball_along_the_view_that_falls(session):
     ball = session.world.bodies[-1]
     ahead = session.camera.target - session.camera.eye
     ahead /= np.linalg.norm(ahead)
-    np.testing.assert_allclose(ball.velocity / np.linalg.norm(ball.velocity), ahead, atol=1e-12)
+    # thrown from the camera, its ballistic path goes through the point the camera looks at
+    assert np.linalg.norm(ball.pose[:3, 3] - session.camera.eye) == pytest.approx(2 * ball.shapes[0].radius)
+    g = session.world.dynamics.gravity
+    t = np.linspace(0.0, 3.0, 30001)[:, None]
+    path = ball.pose[:3, 3] + ball.velocity * t + 0.5 * g * t * t
+    distance = np.linalg.norm(session.camera.target - session.camera.eye)
+    assert np.min(np.linalg.norm(path - session.camera.target, axis=1)) < 1e-3 * distance
     start, v0 = ball.pose[:3, 3].copy(), ball.velocity.copy()
     session.world.step()
     assert ball.pose[1, 3] < start[1] + v0[1] * session.world.dt  # gravity pulls it down
