@@ -222,6 +222,10 @@ class ContactManager:
     def _keep(self, new, prev, key, m, cache):
         """Store manifold ``m`` under ``key``, continuing ``prev``'s points (age, impulses)."""
         k = len(m.depths)
+        if prev is not None and np.array_equal(prev.manifold.ids, m.ids):  # the usual case: the same points
+            new[key] = PersistentManifold(key[0], key[1], key[2], key[3], m, prev.age + 1, prev.impulses.copy(),
+                                          cache if cache is not None else PairCache())
+            return
         age = np.ones(k, np.int64)
         impulses = np.zeros((k, 3))
         if prev is not None and len(prev.manifold.depths):

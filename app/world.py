@@ -224,6 +224,7 @@ class World:
         self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
         self.events = []
         self._roots = (None, None)
+        self._boxes = ([], np.zeros((0, 2, 3)))  # bounded bodies and their (swept) boxes, last broad phase
         self._candidates = []
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
@@ -348,52 +349,79 @@ class World:
         h = np.einsum("nij,nj->ni", np.abs(rot), half)
         return np.stack([centre - h, centre + h], axis=1)
 
-    def broad_phase(self):
+    def broad_phase(self, sweep=None):
         """Candidate body pairs ``[(i, j), ...]`` (i < j, sorted): overlapping world AABBs of the
-        bounded bodies, found by the current broad phase (:attr:`broad`)."""
+        bounded bodies, found by the current broad phase (:attr:`broad`); a dynamic body's box is
+        grown by its ``sweep`` (default :meth:`sweep`)."""
         bounded = [k for k, b in enumerate(self.bodies) if not b.unbounded]
+        self._boxes = (bounded, self.world_aabbs(bounded))
         if len(bounded) < 2:
             self.broad.clear()
             return []
-        boxes = self.world_aabbs(bounded)
-        sweep = self.sweep()
-        if sweep:  # a dynamic body's box covers where it may get to in the coming step
-            pad = np.array([sweep.get(id(self.bodies[k]), 0.0) for k in bounded])[:, None]
-            boxes = np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
+        boxes = self._padded(bounded, self._boxes[1], self.sweep() if sweep is None else sweep)
+        self._boxes = (bounded, boxes)
         pairs = self.broad.update(boxes[:, 0], boxes[:, 1])
         if len(bounded) == len(self.bodies):
             return [(int(i), int(j)) for i, j in pairs]
         idx = np.asarray(bounded)
         return sorted((int(idx[i]), int(idx[j])) for i, j in pairs)
 
+    def _padded(self, index, boxes, sweep):
+        """``boxes`` (n, 2, 3) of the bodies ``index`` grown by their sweep distances."""
+        if not sweep:
+            return boxes
+        pad = np.array([sweep.get(id(self.bodies[k]), 0.0) for k in index])[:, None]
+        return np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
+
     def sweep(self):
         """``{id(body): distance}``: how far each moving dynamic body may travel in one step,
         ``(|v| + |w| r) dt`` with ``r`` its bounding radius (empty when none moves, or with
         :attr:`ccd` off: then a body faster than its size per step can pass through a wall)."""
-        out = {}
         if not self.ccd:
-            return out
-        for b in self.bodies:
-            if Dynamics.moves(b):
-                d = (float(np.linalg.norm(b.velocity)) + float(np.linalg.norm(b.spin)) * b.radius) * self.dt
-                if d > 0.0:
-                    out[id(b)] = d
-        return out
+            return {}
+        dyn = [b for b in self.bodies if Dynamics.moves(b)]
+        if not dyn:
+            return {}
+        v = np.linalg.norm(np.array([b.velocity for b in dyn]), axis=1)
+        w = np.linalg.norm(np.array([b.spin for b in dyn]), axis=1)
+        d = (v + w * np.array([b.radius for b in dyn])) * self.dt
+        return {id(b): float(x) for b, x in zip(dyn, d) if x > 0.0}
+
+    def _ground_pairs(self):
+        """Pairs of each half-space body with the moving bodies whose (swept) AABB reaches below
+        its plane plus the contact margin: the lowest point of a box along the plane's normal
+        ``n`` is ``n . c - |n| . h``."""
+        ground = [k for k, b in enumerate(self.bodies) if b.unbounded]
+        bounded, boxes = self._boxes
+        if not ground or not bounded:
+            return []
+        moving = np.array([self.bodies[k].motion != "static" for k in bounded])
+        centre, half = (boxes[:, 0] + boxes[:, 1]) / 2, (boxes[:, 1] - boxes[:, 0]) / 2
+        out = []
+        for g in ground:
+            body = self.bodies[g]
+            for shape in body.shapes:
+                if not isinstance(shape, HalfSpace):
+                    continue
+                n = body.pose[:3, :3] @ shape.normal
+                offset = shape.offset + float(n @ body.pose[:3, 3])
+                low = centre @ n - half @ np.abs(n)
+                near = np.flatnonzero(moving & (low <= offset + self.manager.margin))
+                out += [(min(g, bounded[i]), max(g, bounded[i])) for i in near]
+        return sorted(set(out))
 
     def collide(self):
         """Broad phase, then mid and narrow phases into persistent manifolds and events.
 
-        Bodies with a half-space are paired with every non-static body
-        directly (they have no finite AABB).
+        Bodies with a half-space have no finite AABB: each is paired with the
+        moving bodies whose boxes reach down to its plane.
         """
         t0 = time.perf_counter()
-        cand = self.broad_phase()
-        ground = [k for k, b in enumerate(self.bodies) if b.unbounded]
-        if ground:
-            moving = [k for k, b in enumerate(self.bodies) if b.motion != "static" and not b.unbounded]
-            cand = cand + [(min(g, k), max(g, k)) for g in ground for k in moving]
+        sweep = self.sweep()
+        cand = self.broad_phase(sweep)
+        cand = cand + self._ground_pairs()
         t1 = time.perf_counter()
-        self.events = self.manager.update(self.bodies, cand, self.sweep())
+        self.events = self.manager.update(self.bodies, cand, sweep)
         t2 = time.perf_counter()
         self._candidates = cand
         self._fresh = True
