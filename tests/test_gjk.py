@@ -81,11 +81,28 @@ def hull_distance(p, verts):
 # ---------------------------------------------------------------------------
 
 
+def thinness(pts):
+    """1 / sine of the smallest angle of the simplex's faces (1 for a point or a segment): the
+    projection on a thin triangle's plane loses that many digits (see s2d's docstring)."""
+    worst = 1.0
+    for i in range(len(pts)):
+        for j in range(i + 1, len(pts)):
+            for k in range(j + 1, len(pts)):
+                e1, e2 = pts[j] - pts[i], pts[k] - pts[i]
+                longest = max(e1 @ e1, e2 @ e2, (pts[k] - pts[j]) @ (pts[k] - pts[j]))
+                area2 = np.linalg.norm(np.cross(e1, e2))
+                if longest > 0 and area2 > 0:
+                    worst = max(worst, longest / area2)
+    return worst
+
+
 def check_subdistance(pts, w, lam):
     pts = np.asarray(pts, float)
     scale = max(1.0, float(np.abs(pts).max()))
     ref, dist, _ = closest_in_hull(np.zeros(3), pts)
-    assert abs(np.linalg.norm(w) - dist) <= 1e-9 * scale, (np.linalg.norm(w), dist)
+    # 1e-9 of the size, and eps over the sine of the thinnest face's smallest angle
+    tol = 1e-9 * scale + 1e-15 * scale * thinness(pts)
+    assert abs(np.linalg.norm(w) - dist) <= tol, (np.linalg.norm(w), dist)
     assert np.linalg.norm(np.asarray(w) - ref) <= 1e-7 * scale  # the closest point is unique
     lam = np.asarray(lam)
     assert np.all(lam >= 0.0) and abs(lam.sum() - 1.0) <= 1e-12
