@@ -32,7 +32,7 @@ import numpy as np
 from . import _vec as v
 from ._jit import njit
 from ._validate import as_array
-from .mesh_query import _POSE_ERRORS, _as_pose, _check_pose
+from .transform import POSE_ERRORS, as_pose, check_pose_kernel
 
 __all__ = [
     "GjkResult",
@@ -619,10 +619,10 @@ class GjkResult:
 
 def check_pose(pose, name):
     """A float64 (4, 4) rigid transform, or ``ValueError`` naming ``name``."""
-    p = _as_pose(pose, name)
-    code = _check_pose(p)
+    p = as_pose(pose, name)
+    code = check_pose_kernel(p)
     if code:
-        raise ValueError(f"{name}: {_POSE_ERRORS[code]}")
+        raise ValueError(f"{name}: {POSE_ERRORS[code]}")
     return p
 
 

@@ -27,7 +27,8 @@ from ._jit import njit
 from ._validate import as_array
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
-from .manifold import _POSE_ERRORS, KIND_NAMES, Manifold, _pose_status, collide_hull_hull_kernel
+from .manifold import KIND_NAMES, Manifold, collide_hull_hull_kernel
+from .transform import POSE_ERRORS, check_pose_kernel
 
 __all__ = ["HullTable", "ManifoldBatch", "collide_hull_pairs"]
 
@@ -195,7 +196,7 @@ class ManifoldBatch:
 def _first_bad_pose(poses):
     """``(row, status)`` of the first pose that is not finite (1) or not rigid (2); ``(-1, 0)`` if none."""
     for k in range(poses.shape[0]):
-        st = _pose_status(poses[k])
+        st = check_pose_kernel(poses[k])
         if st != 0:
             return k, st
     return -1, 0
@@ -257,7 +258,7 @@ def _as_poses(value, name, k):
     arr = np.ascontiguousarray(arr)
     row, st = _first_bad_pose(arr)
     if st:
-        raise ValueError(f"{name}[{row}]: {_POSE_ERRORS[st]}")
+        raise ValueError(f"{name}[{row}]: {POSE_ERRORS[st]}")
     return arr
 
 
@@ -328,5 +329,5 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth)
     if st:  # cannot happen: the poses were checked above with the same test
-        raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {_POSE_ERRORS[(st - 1) % 2 + 1]}")
+        raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out

@@ -36,6 +36,7 @@ from ._validate import as_array
 from .closest_pair import closest_pt_segment_segment_t
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
+from .transform import POSE_ERRORS, as_pose, check_pose_kernel
 
 __all__ = ["Manifold", "SatCache", "collide_hull_hull", "match_contacts", "unpack_feature_id",
            "KIND_NAMES"]
@@ -194,26 +195,6 @@ def unpack_feature_id(fid):
 # ---------------------------------------------------------------------------
 
 
-@njit
-def _pose_status(p):
-    """0 for a finite rigid 4x4 transform, 1 if not finite, 2 if not rigid."""
-    for i in range(4):
-        for j in range(4):
-            if not math.isfinite(p[i, j]):
-                return 1
-    if p[3, 0] != 0.0 or p[3, 1] != 0.0 or p[3, 2] != 0.0 or p[3, 3] != 1.0:
-        return 2
-    for i in range(3):
-        for j in range(3):
-            d = p[0, i] * p[0, j] + p[1, i] * p[1, j] + p[2, i] * p[2, j]
-            if abs(d - (1.0 if i == j else 0.0)) > 1e-6:
-                return 2
-    c0 = (p[0, 0], p[1, 0], p[2, 0])
-    c1 = (p[0, 1], p[1, 1], p[2, 1])
-    c2 = (p[0, 2], p[1, 2], p[2, 2])
-    if v.dot(v.cross(c0, c1), c2) < 0.0:
-        return 2
-    return 0
 
 
 @njit
@@ -483,9 +464,9 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     pb_out = np.zeros((4, 3))
     dep_out = np.zeros(4)
     id_out = np.zeros(4, dtype=np.int64)
-    st = _pose_status(pose_a)
+    st = check_pose_kernel(pose_a)
     if st == 0:
-        st = _pose_status(pose_b)
+        st = check_pose_kernel(pose_b)
         if st != 0:
             st += 2
     if st != 0:
@@ -651,22 +632,6 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     return 0, kind, cnt, tests, -sat_sep, normal, pa_out, pb_out, dep_out, id_out
 
 
-_POSE_ERRORS = {1: "contains NaN or infinity",
-                2: "is not a rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)"}
-
-
-def _as_pose(p, name):
-    if type(p) is np.ndarray and p.dtype == np.float64 and p.shape == (4, 4):
-        return p
-    try:
-        p = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 float array") from None
-    if p.shape != (4, 4):
-        raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
-    return p
-
-
 def _as_hull(h, name):
     if isinstance(h, (HullData, ConvexPolyhedron)):
         return HullData.from_polyhedron(h)
@@ -709,8 +674,8 @@ def collide_hull_hull(hull_a, pose_a, hull_b, pose_b, margin=0.0, cache=None):
     """
     ha = _as_hull(hull_a, "hull_a")
     hb = _as_hull(hull_b, "hull_b")
-    pa = _as_pose(pose_a, "pose_a")
-    pb = _as_pose(pose_b, "pose_b")
+    pa = as_pose(pose_a, "pose_a")
+    pb = as_pose(pose_b, "pose_b")
     margin = float(margin)
     if not (margin >= 0.0 and math.isfinite(margin)):
         raise ValueError(f"margin: expected a finite number >= 0, got {margin}")
@@ -730,7 +695,7 @@ def collide_hull_hull(hull_a, pose_a, hull_b, pose_b, margin=0.0, cache=None):
         pa, pb, margin, min(ha.scale, hb.scale), cdata)
     if st:
         name = "pose_a" if st <= 2 else "pose_b"
-        raise ValueError(f"{name}: {_POSE_ERRORS[(st - 1) % 2 + 1]}")
+        raise ValueError(f"{name}: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return Manifold(normal=normal, points_a=p_a[:cnt], points_b=p_b[:cnt], depths=dep[:cnt], ids=ids[:cnt],
                     kind=KIND_NAMES[kind], tests=int(tests), sat_depth=float(sat_depth))
 
