@@ -100,6 +100,36 @@ class Dynamics:
         self.restitution = float(restitution)
         self.warm_start = bool(warm_start)
         self.stats = {"dynamic": 0, "contact_points": 0}
+        self.grab = None  # (body, point in its model frame, world target): the mouse spring
+
+    def grab_body(self, body, point, target):
+        """Pull the world ``point`` of ``body`` towards ``target`` with a critically damped spring
+        (Bullet's mouse picking); ``target`` is updated by :meth:`move_grab`."""
+        local = np.linalg.solve(body.pose[:3, :3], np.asarray(point, float) - body.pose[:3, 3])
+        self.grab = (body, local, np.asarray(target, float))
+
+    def move_grab(self, target):
+        if self.grab is not None:
+            self.grab = (self.grab[0], self.grab[1], np.asarray(target, float))
+
+    def release(self):
+        self.grab = None
+
+    def _spring(self, dyn, x, v, w, inv_m, inv_i, dt):
+        """The grab spring's impulse on its body this step: stiffness for a period of ~0.15 s at the
+        body's mass, critically damped, along the grabbed point's error and velocity."""
+        body, local, target = self.grab
+        k = next((i for i, b in enumerate(dyn) if b is body), None)
+        if k is None:
+            return
+        r = body.pose[:3, :3] @ local + body.pose[:3, 3] - x[k]
+        point_v = v[k] + np.cross(w[k], r)
+        omega = 2 * np.pi / 0.15
+        error = x[k] + r - target
+        impulse = -(omega * omega * error + 2.0 * omega * point_v) * dt / inv_m[k]
+        impulse = impulse / (1.0 + 2.0 * omega * dt)  # implicit in the damping: stable at any dt
+        v[k] += inv_m[k] * impulse
+        w[k] += inv_i[k] @ np.cross(r, impulse)
 
     @staticmethod
     def moves(body):
@@ -127,6 +157,8 @@ class Dynamics:
         v += self.gravity * dt
         v /= 1.0 + self.linear_damping * dt
         w /= 1.0 + self.angular_damping * dt
+        if self.grab is not None:
+            self._spring(dyn, x, v, w, inv_m, inv_i, dt)
 
         rows, kin, owners = self._rows(manifolds, row, x)
         pv = pw = 0.0

@@ -188,3 +188,23 @@ def test_a_fast_small_body_never_passes_a_thin_wall(speed, shape):
         w.step()
         assert bullet.pose[0, 3] < 1.0, bullet.pose[0, 3]
     assert bullet.pose[0, 3] < 1.0 - 0.005 + 1e-3  # it ends at the wall's near face, not inside it
+
+
+def test_the_mouse_spring_lifts_a_box_and_lets_it_fall():
+    """Grabbed at its centre and pulled 1 m up, a box hangs there within the spring's sag
+    (g / omega^2 ~ 6 mm) and comes to rest; released, it falls back onto the ground."""
+    box = box_body("box", (0.2, 0.2, 0.2), (0.0, 0.2, 0.0), motion="dynamic")
+    w = World([ground_body(), box], dt=1 / 120)
+    w.dynamics.grab_body(box, box.pose[:3, 3], box.pose[:3, 3] + (0, 1.0, 0))
+    for _ in range(240):
+        w.step()
+    assert box.pose[1, 3] == pytest.approx(1.2, abs=0.01)
+    assert np.linalg.norm(box.velocity) < 0.01
+    w.dynamics.move_grab((0.5, 1.2, 0.0))  # dragged sideways
+    for _ in range(240):
+        w.step()
+    np.testing.assert_allclose(box.pose[:3, 3], (0.5, 1.2, 0.0), atol=0.01)
+    w.dynamics.release()
+    for _ in range(240):
+        w.step()
+    assert box.pose[1, 3] == pytest.approx(0.2, abs=0.01)

@@ -594,3 +594,29 @@ def test_y_turns_continuous_detection_off_and_on(session):
     assert any("(no CCD)" in line for line in session.hud_lines())
     session.key("Y")
     assert session.world.ccd
+
+
+def test_dragging_a_dynamic_body_pulls_it_on_a_spring():
+    from app.world import World
+    from tests._bodies import box_body, ground_body
+
+    box = box_body("box", (0.3, 0.3, 0.3), (0.0, 0.3, 0.0), motion="dynamic")
+    s = Session(World([ground_body(), box]))
+    s.camera.width, s.camera.height = W, H
+    s.frame_camera()
+    x, y = s.camera.project(box.pose[:3, 3])[:2]
+    s.mouse_press(x, y, "left")
+    assert s.selected == 1
+    before = box.pose.copy()
+    s.mouse_drag(x, y + 80, 0, 80, "left")  # upwards on the screen
+    grab = s.world.dynamics.grab
+    assert grab is not None and grab[0] is box
+    np.testing.assert_array_equal(box.pose, before)  # not moved by hand: the spring acts in the steps
+    local, target = grab[1], grab[2]
+    assert target[1] > s._drag["point"][1] + 0.05  # the cursor's point is above the grabbed one
+    for _ in range(240):
+        s.world.step()
+    held = box.pose[:3, :3] @ local + box.pose[:3, 3]  # the grabbed point hangs at the cursor
+    np.testing.assert_allclose(held, target, atol=0.02)
+    s.mouse_release(x, y + 80, "left")
+    assert s.world.dynamics.grab is None

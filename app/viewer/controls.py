@@ -50,7 +50,7 @@ BINDINGS = [
 
 MOUSE_HELP = [
     ("left click", "select the body under the cursor (ray cast through its OBB tree)"),
-    ("left drag on a body", "move it in the view plane"),
+    ("left drag on a body", "move it in the view plane (a dynamic body hangs on a spring)"),
     ("left drag elsewhere", "orbit the camera"),
     ("right / middle drag", "pan the camera"),
     ("wheel", "zoom"),

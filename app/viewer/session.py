@@ -16,6 +16,7 @@ import numpy as np
 
 import collision as co
 
+from ..dynamics import Dynamics
 from ..scene import load_mesh_body
 from ..world import rotation
 from .camera import OrbitCamera
@@ -248,6 +249,7 @@ class Session:
 
     def mouse_release(self, x, y, button):
         self._drag = None
+        self.world.dynamics.release()
 
     def scroll(self, clicks):
         self.camera.zoom(clicks)
@@ -263,6 +265,12 @@ class Session:
             return
         t = ((d["point"] - origin) @ normal) / denom
         target = origin + t * direction
+        body = self.world.bodies[d["index"]]
+        if Dynamics.moves(body):  # a dynamic body follows a spring (it still collides)
+            if self.world.dynamics.grab is None:
+                self.world.dynamics.grab_body(body, d["point"], target)
+            self.world.dynamics.move_grab(target)
+            return
         delta = target - d["point"]
         self.world.move_body(d["index"], translation=delta)
         d["point"] = target
