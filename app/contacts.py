@@ -135,11 +135,20 @@ class ContactManager:
         new = {}
         piece_pairs = 0
         hull_pairs = []
+        frozen = None
         for i, j in pairs:
             a, b = bodies[i], bodies[j]
             if a.motion == "static" and b.motion == "static":
                 continue
             if not a.shapes or not b.shapes:
+                continue
+            if _resting(a) and _resting(b):  # asleep (or static): the contacts stay as they were
+                if frozen is None:
+                    frozen = {}
+                    for key, pm in old.items():
+                        frozen.setdefault((key[0], key[1]), []).append((key, pm))
+                for key, pm in frozen.get((a, b), ()):
+                    new[key] = pm
                 continue
             margin = self.margin
             if sweep:
@@ -256,3 +265,8 @@ def _within(m, margin):
         return None
     return Manifold(m.normal, m.points_a[keep], m.points_b[keep], m.depths[keep], m.ids[keep], m.kind, m.tests,
                     m.sat_depth)
+
+
+def _resting(body):
+    """A body whose contacts need no update: static, or dynamic and asleep."""
+    return body.motion == "static" or (body.motion == "dynamic" and body.sleeping)

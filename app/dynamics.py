@@ -1,8 +1,11 @@
 """Motion of the dynamic bodies: gravity, contact impulses, semi-implicit Euler.
 
 Each fixed step (seed 004, 2.4: simulate, detect, respond), for every body
-with ``motion == "dynamic"`` and mass properties:
+with ``motion == "dynamic"`` and mass properties that is awake:
 
+0. sleeping: islands of touching bodies that have all been slow for half a
+   second fall asleep (they keep their poses exactly and their contacts are
+   not recomputed) until one of them is woken;
 1. velocities: gravity, then damping ``v /= 1 + c dt``;
 2. the contact impulses of the current manifolds (:mod:`app.solver`), warm
    started from last step's and written back into the manifolds, and the
@@ -22,7 +25,12 @@ import numpy as np
 
 from .solver import ContactRows, solve_contacts
 
-__all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat"]
+__all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME"]
+
+# A body slower than these (units/s, rad/s) for SLEEP_TIME seconds may sleep with its island.
+SLEEP_SPEED = 0.05
+SLEEP_SPIN = 0.1
+SLEEP_TIME = 0.5
 
 
 def quat_from_matrix(r):
@@ -105,6 +113,7 @@ class Dynamics:
     def grab_body(self, body, point, target):
         """Pull the world ``point`` of ``body`` towards ``target`` with a critically damped spring
         (Bullet's mouse picking); ``target`` is updated by :meth:`move_grab`."""
+        body.wake()
         local = np.linalg.solve(body.pose[:3, :3], np.asarray(point, float) - body.pose[:3, 3])
         self.grab = (body, local, np.asarray(target, float))
 
@@ -114,6 +123,59 @@ class Dynamics:
 
     def release(self):
         self.grab = None
+
+    def _sleep(self, bodies, manifolds, dt):
+        """Islands of dynamic bodies that touch (union-find over the manifolds) sleep together once
+        every member has moved slower than SLEEP_SPEED / SLEEP_SPIN for SLEEP_TIME; an island with
+        one body awake (a ball hits the pile, the user grabs it) wakes whole. A sleeping body keeps
+        its pose exactly and its contacts are not recomputed (:mod:`app.contacts`)."""
+        dyn = [b for b in bodies if self.moves(b)]
+        if not dyn:
+            return
+        parent = {id(b): id(b) for b in dyn}
+
+        def root(i):
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        kicked = set()  # touched by a moving kinematic body (the user's): its island wakes
+        def moving(b):
+            return not b.sleeping and (float(np.linalg.norm(b.velocity)) >= SLEEP_SPEED
+                                       or float(np.linalg.norm(b.spin)) >= SLEEP_SPIN)
+
+        for pm in manifolds:
+            # bodies in contact, or about to be (a speculative point of a moving body): a ball flying
+            # at a sleeping pile wakes it in the step it would hit, not one step after
+            if not (pm.touching or np.any(pm.impulses[:, 0] > 0.0) or
+                    (id(pm.a) in parent and moving(pm.a)) or (id(pm.b) in parent and moving(pm.b))):
+                continue
+            if id(pm.a) in parent and id(pm.b) in parent:
+                parent[root(id(pm.a))] = root(id(pm.b))
+            for this, other in ((pm.a, pm.b), (pm.b, pm.a)):
+                if id(this) in parent and other.motion == "kinematic" and (np.any(other.velocity) or
+                                                                           np.any(other.spin)):
+                    kicked.add(id(this))
+        grabbed = self.grab[0] if self.grab is not None else None
+        for b in dyn:
+            if b.sleeping:
+                continue
+            slow = (float(np.linalg.norm(b.velocity)) < SLEEP_SPEED and float(np.linalg.norm(b.spin)) < SLEEP_SPIN
+                    and b is not grabbed)
+            b.still = b.still + dt if slow else 0.0
+        ready = {}
+        for b in dyn:
+            r = root(id(b))
+            ready[r] = ready.get(r, True) and (b.sleeping or b.still >= SLEEP_TIME) and id(b) not in kicked
+        for b in dyn:
+            if ready[root(id(b))]:
+                if not b.sleeping:
+                    b.sleeping = True
+                    b.velocity, b.spin = np.zeros(3), np.zeros(3)
+            elif b.sleeping:  # woken by its island
+                b.sleeping = False
+                b.still = 0.0
 
     def _spring(self, dyn, x, v, w, inv_m, inv_i, dt):
         """The grab spring's impulse on its body this step: stiffness for a period of ~0.15 s at the
@@ -139,8 +201,11 @@ class Dynamics:
     def step(self, bodies, manifolds, dt):
         """Advance the dynamic bodies of ``bodies`` by ``dt`` under the contacts of ``manifolds``
         (:class:`app.contacts.PersistentManifold`, whose impulses are updated)."""
-        dyn = [b for b in bodies if self.moves(b)]
-        self.stats = {"dynamic": len(dyn), "contact_points": 0}
+        manifolds = list(manifolds)
+        self._sleep(bodies, manifolds, dt)
+        dyn = [b for b in bodies if self.moves(b) and not b.sleeping]
+        self.stats = {"dynamic": len(dyn), "contact_points": 0,
+                      "sleeping": sum(1 for b in bodies if self.moves(b) and b.sleeping)}
         if not dyn:
             return
         row = {id(b): k for k, b in enumerate(dyn)}

@@ -96,6 +96,9 @@ class Body:
         From the closed mesh and the density; None for open meshes (static only).
     friction, restitution : float or None
         Contact coefficients; None takes the dynamics' defaults.
+    sleeping : bool
+        A resting dynamic body whose island sleeps (see :mod:`app.dynamics`); ``still`` is how
+        long (s) it has been slow.
     shapes : list of collision shapes
         The convex shapes of the narrow phase, model frame: the pieces' hulls
         by default; a sphere / capsule primitive's exact shape; a plane's
@@ -117,6 +120,8 @@ class Body:
     shapes: list = None
     friction: float = None
     restitution: float = None
+    sleeping: bool = False
+    still: float = 0.0
 
     def __post_init__(self):
         if self.shapes is None:
@@ -128,6 +133,11 @@ class Body:
             self.home = self.pose.copy()
         self.home_motion = (self.velocity.copy(), self.spin.copy())
         self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
+
+    def wake(self):
+        """Back to the simulation (a sleeping body is frozen until its island wakes)."""
+        self.sleeping = False
+        self.still = 0.0
 
     @property
     def unbounded(self):
@@ -304,6 +314,7 @@ class World:
         for b in self.bodies:
             b.pose = b.home.copy()
             b.velocity, b.spin = (x.copy() for x in b.home_motion)
+            b.wake()
         self.time = 0.0
         self.accumulator = 0.0
         self.manager.clear()
@@ -324,6 +335,7 @@ class World:
         b.pose = orthonormalize(p)
         if Dynamics.moves(b):  # the user holds it: it starts from rest when let go
             b.velocity, b.spin = np.zeros(3), np.zeros(3)
+            b.wake()
         self._fresh = False
 
     # -- detection -------------------------------------------------------------

@@ -208,3 +208,36 @@ def test_the_mouse_spring_lifts_a_box_and_lets_it_fall():
     for _ in range(240):
         w.step()
     assert box.pose[1, 3] == pytest.approx(0.2, abs=0.01)
+
+
+def test_a_settled_stack_sleeps_frozen_and_a_ball_wakes_it():
+    half = 0.2
+    boxes = [box_body(f"b{k}", (half, half, half), (0, half + 2 * half * k + 0.001, 0), motion="dynamic")
+             for k in range(4)]
+    w = World([ground_body()] + boxes, dt=1 / 120)
+    for _ in range(240):
+        w.step()
+    assert all(b.sleeping for b in boxes)
+    frozen = np.array([b.pose for b in boxes])
+    for _ in range(120):
+        w.step()
+    assert np.array_equal(np.array([b.pose for b in boxes]), frozen)  # not a bit of drift
+    assert w.stats["piece_pairs"] == 0 or w.dynamics.stats["dynamic"] == 0
+    ball = ball_body("ball", 0.1, (-1.0, 1.4, 0.0), velocity=(6.0, 0, 0), density=50000.0)  # 210 kg, at the top
+    w.bodies.append(ball)
+    for _ in range(60):
+        w.step()
+    assert not all(b.sleeping for b in boxes)
+    assert np.abs(np.array([b.pose for b in boxes]) - frozen).max() > 0.01  # knocked
+
+
+def test_a_kinematic_body_wakes_what_it_pushes():
+    box = box_body("box", (0.2, 0.2, 0.2), (0.0, 0.2, 0), motion="dynamic")
+    pusher = box_body("pusher", (0.2, 0.2, 0.2), (-1.6, 0.2, 0), motion="kinematic", velocity=(1.0, 0, 0))
+    w = World([ground_body(), pusher, box], dt=1 / 120)
+    for _ in range(120):
+        w.step()
+    assert box.sleeping  # asleep before the pusher arrives (1.2 m at 1 m/s)
+    for _ in range(60):
+        w.step()
+    assert not box.sleeping and box.pose[0, 3] > 0.05

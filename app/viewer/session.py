@@ -516,6 +516,7 @@ class Session:
             f"broad phase {self.world.broad_phase_name}{'' if self.world.ccd else ' (no CCD)'}   "
             f"piece pairs {st['piece_pairs']}   "
             f"manifolds {st['manifolds']} ({st['points']} points)   touching pairs {st['touching']}   "
+            f"asleep {self.world.dynamics.stats.get('sleeping', 0)}   "
             f"exact triangles {st['exact'] * ms:5.2f} ms",
             f"overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
             + f"   tree depth {self.depth}",
