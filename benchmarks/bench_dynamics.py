@@ -29,8 +29,9 @@ of the same size as ours), timed around ``p.stepSimulation()``. Matched to
 ours: gravity (0, -9.81, 0); Bullet multiplies the two bodies' frictions, so
 every body gets sqrt(0.5) and a contact 0.5 as ours (geometric mean of 0.5
 and 0.5); restitution 0 on both; damping 0.01 linear, 0.05 angular per
-second as our defaults; sleeping disabled (``ACTIVATION_STATE_DISABLE_SLEEPING``)
-since ours has no sleeping yet, so both keep simulating the settled pile.
+second as our defaults; sleeping on for both (Bullet's deactivation and our sleeping
+islands), or off for both with ``--no-sleep`` (``ACTIVATION_STATE_DISABLE_SLEEPING``, and
+our sleep time set to infinity) to time the solver on a settled pile.
 
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
@@ -82,6 +83,7 @@ DT = 1.0 / 60.0
 ITERATIONS = 10
 HALF = 0.25           # box half side, m
 DENSITY = 1000.0      # kg / m^3
+SLEEP = True  # both sides sleep resting bodies (--no-sleep: neither)
 FRICTION = 0.5        # per contact, both sides
 DAMPING = (0.01, 0.05)  # linear, angular, per second (our defaults)
 SLOW = 0.05           # m/s: "at rest"
@@ -224,7 +226,8 @@ def bullet_world(kind, starts, ground):
         kw = {"mass": mass, "localInertiaDiagonal": inertia} if inertia is not None else {}
         pb.changeDynamics(b, -1, lateralFriction=math.sqrt(FRICTION), restitution=0.0,
                           linearDamping=DAMPING[0], angularDamping=DAMPING[1],
-                          activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=cid, **kw)
+                          activationState=(pb.ACTIVATION_STATE_ENABLE_SLEEPING if SLEEP else
+                                           pb.ACTIVATION_STATE_DISABLE_SLEEPING), physicsClientId=cid, **kw)
         ids.append(b)
     return cid, ids, local
 
@@ -383,11 +386,18 @@ def profile_step(w, top=15):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="N = 100 boxes only, 3 simulated seconds")
+    ap.add_argument("--no-sleep", action="store_true", help="no sleeping on either side (time the settled solve)")
     ap.add_argument("--ground", choices=("plane", "box"), default="plane",
                     help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
     ap.add_argument("--budget", type=float, default=150.0,
                     help="wall seconds allowed for ours at N = 1000 before capping at 3 simulated s")
     args = ap.parse_args()
+    global SLEEP
+    SLEEP = not args.no_sleep
+    if not SLEEP:
+        import app.dynamics
+
+        app.dynamics.SLEEP_TIME = float("inf")  # read at every step by Dynamics._sleep
     if pb is None:
         print("note: pybullet is not installed (.venv/bin/pip install pybullet): its columns are skipped")
     load = os.getloadavg()
