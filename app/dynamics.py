@@ -109,6 +109,7 @@ class Dynamics:
         self.warm_start = bool(warm_start)
         self.stats = {"dynamic": 0, "contact_points": 0}
         self.grab = None  # (body, point in its model frame, world target): the mouse spring
+        self._inverses = {}  # id(mass properties) -> (them, inverse inertia)
 
     def grab_body(self, body, point, target):
         """Pull the world ``point`` of ``body`` towards ``target`` with a critically damped spring
@@ -193,6 +194,14 @@ class Dynamics:
         v[k] += inv_m[k] * impulse
         w[k] += inv_i[k] @ np.cross(r, impulse)
 
+    def _inverse_inertia(self, mass):
+        """The inverse of a body's model-frame inertia tensor, computed once per mass properties."""
+        inv = self._inverses.get(id(mass))
+        if inv is None or inv[0] is not mass:
+            inv = (mass, np.linalg.inv(mass.inertia))
+            self._inverses[id(mass)] = inv
+        return inv[1]
+
     @staticmethod
     def moves(body):
         """True for a body this class moves (dynamic, with mass)."""
@@ -216,7 +225,7 @@ class Dynamics:
         v = np.array([b.velocity for b in dyn], float)
         w = np.array([b.spin for b in dyn], float)
         inv_m = np.array([1.0 / b.mass.mass for b in dyn])
-        inv_i_local = np.linalg.inv(np.array([b.mass.inertia for b in dyn]))
+        inv_i_local = np.array([self._inverse_inertia(b.mass) for b in dyn])
         inv_i = rot @ inv_i_local @ np.transpose(rot, (0, 2, 1))
 
         v += self.gravity * dt
