@@ -26,6 +26,9 @@ sphere / capsule - hull   GJK on the cores, EPA when the cores overlap
 hull - hull               SAT with face clipping (:mod:`collision.manifold`)
 half-space - convex       deepest core points under the plane
 ========================  ==================================================
+
+:func:`test_hull_hull_vector_symbol` answers yes / no for two hulls by the
+vector-symbol method of seed 003 instead, as an alternative to the SAT.
 """
 
 from dataclasses import dataclass
@@ -39,7 +42,7 @@ from .shapes import Capsule, HalfSpace, Hull, Sphere
 __all__ = ["collide_shapes", "flip_manifold", "empty_manifold", "PairCache", "UnsupportedPair",
            "collide_sphere_sphere", "collide_sphere_capsule", "collide_capsule_capsule",
            "collide_sphere_hull", "collide_capsule_hull", "collide_halfspace_sphere",
-           "collide_halfspace_capsule", "collide_halfspace_hull", "PAIR_FUNCTIONS"]
+           "collide_halfspace_capsule", "collide_halfspace_hull", "test_hull_hull_vector_symbol", "PAIR_FUNCTIONS"]
 
 # A capsule's segment is taken as lying on a hull face (two contact points)
 # when the sine of its angle to the face is below this.
@@ -299,6 +302,22 @@ def _collide_hull_hull(a, pose_a, b, pose_b, margin=0.0, cache=None):
             cache.sat = SatCache()
         sat = cache.sat
     return collide_hull_hull(a.poly, pose_a, b.poly, pose_b, margin=margin, cache=sat)
+
+
+def test_hull_hull_vector_symbol(a, pose_a, b, pose_b):
+    """Do two posed hulls interpenetrate? The vector-symbol method of seed 003 (Zhang, Ma, Yu),
+    the alternative yes/no test to the SAT of :func:`collide_shapes` (no manifold).
+
+    By the paper's convention touching is not colliding, and the degenerate contacts its
+    docstring lists (:mod:`collision.vector_symbol`) are missed; in general position it agrees
+    with the SAT depth being positive (``tests/test_narrow_phase.py``).
+    """
+    from .vector_symbol import StandardModel, vector_symbol_collide
+
+    def model(h, pose):
+        return StandardModel.from_points(h.poly.vertices @ pose[:3, :3].T + pose[:3, 3])
+
+    return bool(vector_symbol_collide(model(a, pose_a), model(b, pose_b), stop_at_first=True))
 
 
 PAIR_FUNCTIONS = {
