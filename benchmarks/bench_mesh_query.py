@@ -1,6 +1,7 @@
 """OBB-tree queries against python-fcl (OBBRSS), same meshes and poses, one run.
 
-Prints medians and the ratio ours / fcl (lower is better) for: tree build,
+Prints the ratio ours / fcl of medians (lower is better; the two timed in
+alternation, so that load on a shared machine hits both alike) for: tree build,
 yes/no collide, all contacts, distance, and the per-call floor (two
 tetrahedra far apart). Also the box tests per query of each fit next to FCL's
 (FCL does not expose its count through python-fcl, so its column is time only),
@@ -66,13 +67,22 @@ def fcl_model(m):
     return b
 
 
-def med(fn, repeat):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+def med_pair(ours, theirs, repeat):
+    """Medians of two timings taken interleaved (alternating which goes first), so
+    that load from other processes on a shared machine hits both alike."""
+    ta, tb = [], []
+    for k in range(repeat):
+        order = ((ours, ta), (theirs, tb)) if k % 2 == 0 else ((theirs, tb), (ours, ta))
+        for fn, ts in order:
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return float(np.median(ta)), float(np.median(tb))
+
+
+def ratio_of(ours, theirs, repeat):
+    a, b = med_pair(ours, theirs, repeat)
+    return a / b
 
 
 def cold_start():
@@ -95,7 +105,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer poses and repeats")
     args = ap.parse_args()
     n_poses = 20 if args.quick else 60
-    rep = 3 if args.quick else 7
+    rep = 5 if args.quick else 9
     ms = meshes()
     # Warm up the kernels.
     w = c.OBBTree(ms[0][1])
@@ -109,9 +119,7 @@ def main():
     for name, m in ms:
         verts = np.asarray(m.vertices, float)
         faces = np.asarray(m.faces, np.int64)
-        t_ours = med(lambda: c.OBBTree(verts, faces), rep)
-        t_fcl = med(lambda: fcl_model(m), rep)
-        ratio = {"build": t_ours / t_fcl}
+        ratio = {"build": ratio_of(lambda: c.OBBTree(verts, faces), lambda: fcl_model(m), rep)}
         tree = c.OBBTree(verts, faces)
         fm = fcl_model(m)
         oa = fcl.CollisionObject(fm, fcl.Transform())
@@ -167,9 +175,9 @@ def main():
         same_pairs = sum({tuple(x) for x in r.pairs} == s for r, s in zip(a1, a2))
         assert y1 == y2, f"{name}: yes/no differs from fcl"
         assert np.allclose(d1, d2, atol=1e-6), f"{name}: distance differs from fcl {np.max(np.abs(np.subtract(d1, d2)))}"
-        ratio["yes/no"] = med(ours_yes, rep) / med(fcl_yes, rep)
-        ratio["all"] = med(ours_all, rep) / med(fcl_all, rep)
-        ratio["dist"] = med(ours_dist, rep) / med(fcl_dist, rep)
+        ratio["yes/no"] = ratio_of(ours_yes, fcl_yes, 4 * rep)  # short calls: more repeats against noise
+        ratio["all"] = ratio_of(ours_all, fcl_all, rep)
+        ratio["dist"] = ratio_of(ours_dist, fcl_dist, rep)
         boxes = []
         for fit in ("vertex", "area", "hull") if len(faces) <= 20000 else ("vertex", "area"):
             tf = c.OBBTree(verts, faces, fit=fit)
@@ -188,7 +196,10 @@ def main():
     far_pose[:3, 3] = [10, 0, 0]
     eye = np.eye(4)
     n = 20000
-    ours = med(lambda: [c.collide(tt, eye, tt, far_pose, first_contact=True) for _ in range(n)], 5) / n
+    def ours_floor():
+        for _ in range(n):
+            c.collide(tt, eye, tt, far_pose, first_contact=True)
+
     fm = fcl_model(trimesh.Trimesh(tet_v, tet_f, process=False))
     o1 = fcl.CollisionObject(fm, fcl.Transform())
     o2 = fcl.CollisionObject(fm, fcl.Transform(np.eye(3), np.array([10.0, 0, 0])))
@@ -199,7 +210,9 @@ def main():
             o2.setTransform(fcl.Transform(far_pose[:3, :3], far_pose[:3, 3]))
             fcl.collide(o1, o2, req, fcl.CollisionResult())
 
-    theirs = med(fcl_floor, 5) / n
+    ours, theirs = med_pair(ours_floor, fcl_floor, 7)
+    ours /= n
+    theirs /= n
     print(f"\nper-call floor (two tetrahedra far apart): ours {ours * 1e6:.2f} us, fcl {theirs * 1e6:.2f} us "
           f"({ours / theirs:.2f}x)")
     print("worst ratios over meshes: " + ", ".join(f"{k} {v:.2f}x" for k, v in worst.items()))

@@ -22,6 +22,7 @@ from ._jit import njit
 from ._validate import broadcast_batch
 from .obb import OBB_EPSILON
 from .obb_tree import OBBTree
+from .transform import POSE_ERRORS, as_pose, check_pose_kernel, checked_pose
 from .triangle import (closest_pt_triangle_triangle_t, intersect_triangle_triangle_t, plane_gap2_t,
                        test_triangle_triangle_t)
 
@@ -44,43 +45,10 @@ _PARITY_DIRS /= np.linalg.norm(_PARITY_DIRS, axis=1)[:, None]
 # ---------------------------------------------------------------------------
 
 
-@njit
-def _check_pose(p):
-    """0 if ``p`` is a finite rigid 4x4 transform, 1 if not finite, 2 if not rigid."""
-    for i in range(4):
-        for j in range(4):
-            if not math.isfinite(p[i, j]):
-                return 1
-    if p[3, 0] != 0.0 or p[3, 1] != 0.0 or p[3, 2] != 0.0 or p[3, 3] != 1.0:
-        return 2
-    for i in range(3):
-        for j in range(3):
-            d = p[0, i] * p[0, j] + p[1, i] * p[1, j] + p[2, i] * p[2, j]
-            if abs(d - (1.0 if i == j else 0.0)) > 1e-6:
-                return 2
-    det = (p[0, 0] * (p[1, 1] * p[2, 2] - p[1, 2] * p[2, 1])
-           - p[0, 1] * (p[1, 0] * p[2, 2] - p[1, 2] * p[2, 0])
-           + p[0, 2] * (p[1, 0] * p[2, 1] - p[1, 1] * p[2, 0]))
-    if det < 0.0:
-        return 2
-    return 0
-
-
-_POSE_ERRORS = {1: "contains NaN or infinity", 2: "is not a rigid transform (orthonormal rotation, "
-                "det +1, last row 0 0 0 1)"}
-
-
-def _as_pose(p, name):
-    """A float64 (4, 4) array (checked for finiteness and rigidity inside the kernels)."""
-    if isinstance(p, np.ndarray) and p.dtype == np.float64 and p.shape == (4, 4):
-        return p
-    try:
-        p = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 float array") from None
-    if p.shape != (4, 4):
-        raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
-    return p
+# The pose check every query shares (collision.transform), under the names the kernels here use.
+_check_pose = check_pose_kernel
+_POSE_ERRORS = POSE_ERRORS
+_as_pose = as_pose
 
 
 def _raise_pose(status):
@@ -90,11 +58,7 @@ def _raise_pose(status):
 
 def _pose(p, name):
     """Checked single pose (for the one-tree queries)."""
-    p = _as_pose(p, name)
-    code = _check_pose(p)
-    if code:
-        raise ValueError(f"{name}: {_POSE_ERRORS[code]}")
-    return p
+    return checked_pose(p, name)
 
 
 def _tree(t, name):
@@ -168,6 +132,43 @@ def _frame_in_a(nodes_a, na, bf):
 
 
 @njit(inline="always")
+def _a_frame(nodes_a, na, r, t):
+    """Node ``na`` of A seen from B's model frame: its axes there (``R^T A_i``) and
+    the offsets ``A_i . (t - c_A)``. Both child tests of a step that splits B
+    share it: 36 products once, then 36 per child instead of 72 (the mirror of
+    :func:`_b_frame`; measured time unchanged within noise, the tests being
+    bound by memory and branches more than by products)."""
+    a = (nodes_a[na, 3], nodes_a[na, 4], nodes_a[na, 5])
+    m0 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    a = (nodes_a[na, 6], nodes_a[na, 7], nodes_a[na, 8])
+    m1 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    a = (nodes_a[na, 9], nodes_a[na, 10], nodes_a[na, 11])
+    m2 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    d = (t[0] - nodes_a[na, 0], t[1] - nodes_a[na, 1], t[2] - nodes_a[na, 2])
+    s = (v.dot((nodes_a[na, 3], nodes_a[na, 4], nodes_a[na, 5]), d),
+         v.dot((nodes_a[na, 6], nodes_a[na, 7], nodes_a[na, 8]), d),
+         v.dot((nodes_a[na, 9], nodes_a[na, 10], nodes_a[na, 11]), d))
+    return m0, m1, m2, s
+
+
+@njit(inline="always")
+def _frame_in_b(af, nodes_b, nb):
+    """:func:`_frame_in_a`'s twelve numbers from A's node in B's frame (:func:`_a_frame`)."""
+    m0, m1, m2, s = af
+    cb = (nodes_b[nb, 0], nodes_b[nb, 1], nodes_b[nb, 2])
+    b0 = (nodes_b[nb, 3], nodes_b[nb, 4], nodes_b[nb, 5])
+    b1 = (nodes_b[nb, 6], nodes_b[nb, 7], nodes_b[nb, 8])
+    b2 = (nodes_b[nb, 9], nodes_b[nb, 10], nodes_b[nb, 11])
+    return (v.dot(m0, cb) + s[0], v.dot(m1, cb) + s[1], v.dot(m2, cb) + s[2],
+            v.dot(m0, b0), v.dot(m0, b1), v.dot(m0, b2),
+            v.dot(m1, b0), v.dot(m1, b1), v.dot(m1, b2),
+            v.dot(m2, b0), v.dot(m2, b1), v.dot(m2, b2))
+
+
+@njit(inline="always")
 def _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0, ea1, ea2, eb0, eb1, eb2):
     """RTCD 4.4.1, the 15 separating axes written out; ``r`` is B's axes in A's
     box frame, ``t`` B's centre there. Ericson's epsilon keeps near-parallel
@@ -213,44 +214,6 @@ def _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea0,
         return False
     return True
 
-    s = 1.0 - r00 * r00
-    g = abs(t2 * r10 - t1 * r20) - (ea1 * q20 + ea2 * q10 + eb1 * q02 + eb2 * q01)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r01 * r01
-    g = abs(t2 * r11 - t1 * r21) - (ea1 * q21 + ea2 * q11 + eb2 * q00 + eb0 * q02)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r02 * r02
-    g = abs(t2 * r12 - t1 * r22) - (ea1 * q22 + ea2 * q12 + eb0 * q01 + eb1 * q00)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r10 * r10
-    g = abs(t0 * r20 - t2 * r00) - (ea2 * q00 + ea0 * q20 + eb1 * q12 + eb2 * q11)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r11 * r11
-    g = abs(t0 * r21 - t2 * r01) - (ea2 * q01 + ea0 * q21 + eb2 * q10 + eb0 * q12)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r12 * r12
-    g = abs(t0 * r22 - t2 * r02) - (ea2 * q02 + ea0 * q22 + eb0 * q11 + eb1 * q10)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r20 * r20
-    g = abs(t1 * r00 - t0 * r10) - (ea0 * q10 + ea1 * q00 + eb1 * q22 + eb2 * q21)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r21 * r21
-    g = abs(t1 * r01 - t0 * r11) - (ea0 * q11 + ea1 * q01 + eb2 * q20 + eb0 * q22)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    s = 1.0 - r22 * r22
-    g = abs(t1 * r02 - t0 * r12) - (ea0 * q12 + ea1 * q02 + eb0 * q21 + eb1 * q20)
-    if g > 0.0 and s > 1e-12 and g * g > best * best * s:
-        best = g / math.sqrt(s)
-    return best
-
 
 @njit
 def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
@@ -261,58 +224,61 @@ def boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
 @njit(inline="always")
 def _overlap_in(nodes_a, na, nodes_b, nb, bf):
     """:func:`boxes_overlap` with B's node already in A's model frame."""
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _frame_in_a(nodes_a, na, bf)
+    return _overlap_rel(_frame_in_a(nodes_a, na, bf), nodes_a, na, nodes_b, nb)
+
+
+@njit(inline="always")
+def _overlap_rel(rel, nodes_a, na, nodes_b, nb):
+    """:func:`boxes_overlap` from the pair's twelve numbers (:func:`_frame_in_a`, :func:`_frame_in_b`)."""
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = rel
     return _overlap_terms(t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
                           nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14],
                           nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
 
 
 @njit
-def boxes_gap(nodes_a, na, nodes_b, nb, r, t, enough):
-    """Lower bound of the distance between two node boxes (see :func:`_gap_in`)."""
-    return _gap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t), enough)
+def boxes_gap2(nodes_a, na, nodes_b, nb, r, t):
+    """Lower bound of the squared distance between two node boxes (see :func:`_gap2_rel`)."""
+    return _gap2_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t))
 
 
 @njit(inline="always")
-def _gap_in(nodes_a, na, nodes_b, nb, bf, enough):
-    """Lower bound of the distance between two node boxes.
+def _gap2_in(nodes_a, na, nodes_b, nb, bf):
+    """:func:`_gap2_rel` with B's node already in A's model frame."""
+    return _gap2_rel(_frame_in_a(nodes_a, na, bf), nodes_a, na, nodes_b, nb)
 
-    First the bounding spheres (centre distance minus radii): cheap, and when
-    that already reaches ``enough`` (the best distance so far) the pair is
-    pruned. Then the boxes' gap along two directions (the gap along any unit
-    direction is a lower bound): the centre-to-centre direction, and the
-    direction between the points two rounds of alternating closest points
-    (a clamp in each box's frame) reach, which is close to the direction of
-    the boxes' closest points. Measured on the benchmark meshes this prunes
-    more node pairs than the 15 SAT axes of RTCD 4.4.1 (whose gaps can be
-    off by a factor sqrt 3 away from the axes) at less cost per test.
+
+@njit(inline="always")
+def _gap2_rel(rel, nodes_a, na, nodes_b, nb):
+    """Lower bound of the squared distance between two node boxes, from the
+    pair's twelve numbers (:func:`_frame_in_a`, :func:`_frame_in_b`).
+
+    The boxes' gap along a direction (the gap of their projections on any
+    unit direction is a lower bound of their distance). The direction is the
+    one a round of alternating closest points reaches: clamp B's centre into
+    A's box (A's frame), clamp that point into B's box (B's frame), clamp the
+    result back into A's box; the two last points are close to the boxes'
+    closest pair, so the gap along their difference is close to the true box
+    distance. Measured on the benchmark meshes against the alternatives (the
+    15 SAT axes of RTCD 4.4.1, whose gaps can be off by a factor sqrt 3 away
+    from the axes; a bounding-sphere or centre-direction bound first; two
+    rounds), this one costs least per query: a second round or a cheap first
+    bound prune only ~1% more node pairs. Squared, so that it needs no
+    square root (the traversal compares and orders squares).
     """
-    d = v.sub(bf[0], (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))
-    g = v.norm(d) - nodes_a[na, 15] - nodes_b[nb, 15]
-    if g >= enough:
-        return g
     ea = (nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14])
     eb = (nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = _frame_in_a(nodes_a, na, bf)
-    g = max(g, _axis_gap(t0, t1, t2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb))
-    if g >= enough:
-        return g
-    # Two rounds of alternating closest points (a clamp in each box's frame)
-    # from B's centre give a direction close to the boxes' closest-point
-    # direction, along which the gap is near the true box distance.
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = rel
     p0, p1, p2 = _clamp(t0, ea[0]), _clamp(t1, ea[1]), _clamp(t2, ea[2])
-    for _round in range(2):
-        l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
-        l1 = r01 * (p0 - t0) + r11 * (p1 - t1) + r21 * (p2 - t2)
-        l2 = r02 * (p0 - t0) + r12 * (p1 - t1) + r22 * (p2 - t2)
-        l0, l1, l2 = _clamp(l0, eb[0]), _clamp(l1, eb[1]), _clamp(l2, eb[2])
-        q0 = t0 + r00 * l0 + r01 * l1 + r02 * l2  # back in A's frame
-        q1 = t1 + r10 * l0 + r11 * l1 + r12 * l2
-        q2 = t2 + r20 * l0 + r21 * l1 + r22 * l2
-        p0, p1, p2 = _clamp(q0, ea[0]), _clamp(q1, ea[1]), _clamp(q2, ea[2])
-    g = max(g, _axis_gap(q0 - p0, q1 - p1, q2 - p2, t0, t1, t2, r00, r01, r02, r10, r11, r12,
-                         r20, r21, r22, ea, eb))
-    return max(g, 0.0)  # the callers compare squares
+    l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
+    l1 = r01 * (p0 - t0) + r11 * (p1 - t1) + r21 * (p2 - t2)
+    l2 = r02 * (p0 - t0) + r12 * (p1 - t1) + r22 * (p2 - t2)
+    l0, l1, l2 = _clamp(l0, eb[0]), _clamp(l1, eb[1]), _clamp(l2, eb[2])
+    q0 = t0 + r00 * l0 + r01 * l1 + r02 * l2  # back in A's frame
+    q1 = t1 + r10 * l0 + r11 * l1 + r12 * l2
+    q2 = t2 + r20 * l0 + r21 * l1 + r22 * l2
+    p0, p1, p2 = _clamp(q0, ea[0]), _clamp(q1, ea[1]), _clamp(q2, ea[2])
+    return _axis_gap2(q0 - p0, q1 - p1, q2 - p2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb)
 
 
 @njit(inline="always")
@@ -321,17 +287,17 @@ def _clamp(x, e):
 
 
 @njit(inline="always")
-def _axis_gap(d0, d1, d2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb):
-    """Gap of the two boxes along the direction ``d`` (A's frame; any length): a lower
-    bound of their distance, -inf for a zero direction."""
-    n = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    if not n > 0.0:
-        return -np.inf
-    u0, u1, u2 = d0 / n, d1 / n, d2 / n
-    rad_a = ea[0] * abs(u0) + ea[1] * abs(u1) + ea[2] * abs(u2)
-    rad_b = (eb[0] * abs(r00 * u0 + r10 * u1 + r20 * u2) + eb[1] * abs(r01 * u0 + r11 * u1 + r21 * u2)
-             + eb[2] * abs(r02 * u0 + r12 * u1 + r22 * u2))
-    return u0 * t0 + u1 * t1 + u2 * t2 - rad_a - rad_b
+def _axis_gap2(d0, d1, d2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb):
+    """Squared gap of the two boxes along the direction ``d`` (A's frame; any length),
+    0 when their projections overlap or ``d`` is zero: a lower bound of their squared
+    distance. Works on the unnormalised direction (one division, no square root)."""
+    rad_a = ea[0] * abs(d0) + ea[1] * abs(d1) + ea[2] * abs(d2)
+    rad_b = (eb[0] * abs(r00 * d0 + r10 * d1 + r20 * d2) + eb[1] * abs(r01 * d0 + r11 * d1 + r21 * d2)
+             + eb[2] * abs(r02 * d0 + r12 * d1 + r22 * d2))
+    g = d0 * t0 + d1 * t1 + d2 * t2 - rad_a - rad_b  # gap times |d|
+    if not g > 0.0:
+        return 0.0
+    return g * g / (d0 * d0 + d1 * d1 + d2 * d2)
 
 
 @njit(inline="always")
@@ -398,11 +364,9 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
     tri_tests = 0
     stack = np.empty((64, 2), dtype=np.int64)
     top = 0
-    stack, top = _push(stack, top, 0, 0)
-    while top > 0:
-        top -= 1
-        na = stack[top, 0]
-        nb = stack[top, 1]
+    na = 0
+    nb = 0
+    while True:  # (na, nb) overlap; the next pair comes from the stack unless a child follows at once
         if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
             for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
                 a0, a1, a2 = _tri(tri_a, i)
@@ -425,23 +389,39 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
                     n += 1
                     if first_contact:
                         return 0, n, box_tests, tri_tests, True
-            continue
-        # Test the two child pairs here and push only the overlapping ones.
-        if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
-            c = links_a[na, 0]
-            box_tests += 2
-            bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
-            if _overlap_in(nodes_a, c + 1, nodes_b, nb, bf):
-                stack, top = _push(stack, top, c + 1, nb)
-            if _overlap_in(nodes_a, c, nodes_b, nb, bf):
-                stack, top = _push(stack, top, c, nb)
         else:
-            c = links_b[nb, 0]
+            # Test the two child pairs here: the second waits on the stack, the
+            # first is visited next without a round trip through it.
+            if top + 1 > stack.shape[0]:
+                bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
+                bigger[:top] = stack[:top]
+                stack = bigger
             box_tests += 2
-            if boxes_overlap(nodes_a, na, nodes_b, c + 1, r, t):
-                stack, top = _push(stack, top, na, c + 1)
-            if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
-                stack, top = _push(stack, top, na, c)
+            if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+                c = links_a[na, 0]
+                bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
+                if _overlap_in(nodes_a, c + 1, nodes_b, nb, bf):
+                    stack[top, 0] = c + 1
+                    stack[top, 1] = nb
+                    top += 1
+                if _overlap_in(nodes_a, c, nodes_b, nb, bf):
+                    na = c
+                    continue
+            else:
+                c = links_b[nb, 0]
+                af = _a_frame(nodes_a, na, r, t)  # shared by both children of B
+                if _overlap_rel(_frame_in_b(af, nodes_b, c + 1), nodes_a, na, nodes_b, c + 1):
+                    stack[top, 0] = na
+                    stack[top, 1] = c + 1
+                    top += 1
+                if _overlap_rel(_frame_in_b(af, nodes_b, c), nodes_a, na, nodes_b, c):
+                    nb = c
+                    continue
+        if top == 0:
+            break
+        top -= 1
+        na = stack[top, 0]
+        nb = stack[top, 1]
     return 0, n, box_tests, tri_tests, True
 
 
@@ -746,17 +726,112 @@ def _scratch():
 
 
 @njit
-def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, stop_below):
+def _heap_push(keys, vals, n, key, val):
+    """Insert ``(key, val)`` into the binary min-heap ``keys[:n], vals[:n]`` (capacity checked by the caller)."""
+    i = n
+    while i > 0:
+        up = (i - 1) >> 1
+        if keys[up] <= key:
+            break
+        keys[i] = keys[up]
+        vals[i] = vals[up]
+        i = up
+    keys[i] = key
+    vals[i] = val
+
+
+@njit
+def _heap_pop(keys, vals, n):
+    """Remove the root of the binary min-heap ``keys[:n], vals[:n]`` (the caller read it)."""
+    n -= 1
+    key = keys[n]
+    val = vals[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and keys[c + 1] < keys[c]:
+            c += 1
+        if keys[c] >= key:
+            break
+        keys[i] = keys[c]
+        vals[i] = vals[c]
+        i = c
+    keys[i] = key
+    vals[i] = val
+
+
+@njit(inline="always")
+def _leaf_pair_distance(tri_a, tri_b, links_a, links_b, na, nb, r, t, best2, x, y, bi, bj):
+    """Closest triangle pair of two leaves, if closer than ``best2``: the updated ``(best2, x, y, bi, bj)``."""
+    for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+        a0, a1, a2 = _tri(tri_a, i)
+        for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+            b0, b1, b2 = _tri(tri_b, j)
+            b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
+            if plane_gap2_t(a0, a1, a2, b0, b1, b2) >= best2:
+                continue  # a plane of the pair keeps them at least best apart
+            p, q, d2 = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+            if d2 < best2:
+                best2, x, y, bi, bj = d2, p, q, i, j
+    return best2, x, y, bi, bj
+
+
+@njit(inline="always")
+def _child_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t):
+    """The two child pairs of ``(na, nb)`` (RAPID's descent rule) with their squared box gaps, nearer first."""
+    if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+        c = links_a[na, 0]
+        n0a, n0b, n1a, n1b = c, nb, c + 1, nb
+        bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
+        g0 = _gap2_in(nodes_a, n0a, nodes_b, n0b, bf)
+        g1 = _gap2_in(nodes_a, n1a, nodes_b, n1b, bf)
+    else:
+        c = links_b[nb, 0]
+        n0a, n0b, n1a, n1b = na, c, na, c + 1
+        af = _a_frame(nodes_a, na, r, t)  # shared by both children of B
+        g0 = _gap2_rel(_frame_in_b(af, nodes_b, n0b), nodes_a, na, nodes_b, n0b)
+        g1 = _gap2_rel(_frame_in_b(af, nodes_b, n1b), nodes_a, na, nodes_b, n1b)
+    if g0 > g1:
+        n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0
+    return n0a, n0b, g0, n1a, n1b, g1
+
+
+# Size of the best-first heap at which the distance traversal goes on depth-first.
+_BEST_FIRST_HEAP = 512
+
+
+@njit
+def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, stop_below, out):
     """Closest triangle pair.
 
-    Returns ``(status, dist2, i, j, point_a (3,), point_b (3,), box_tests, tri_tests)``
-    in A's model frame. Node pairs whose box gap is at least the best distance
-    so far are pruned, the nearer child pair is visited first, and the search
-    ends once a distance below ``stop_below`` is found.
+    Two phases. First best-first (Larsen et al.'s PQP orders node pairs by
+    their bound; this is the priority-queue form): node pairs wait in a
+    min-heap keyed by their box gap and the nearest is expanded next, so the
+    first leaves reached are near the closest pair and the best distance
+    drops fast. The nearer child pair is expanded at once, without a heap
+    round trip, when no waiting pair is nearer. Once ``_BEST_FIRST_HEAP``
+    pairs wait, those still nearer than the best distance move, nearest on
+    top, to a depth-first stack (nearer child first, the other waits): a big
+    heap costs more than it saves (its pairs are scattered over the trees,
+    and nested or parallel surfaces leave tens of thousands of pairs about
+    equally near, which best-first would all hold). Node pairs whose box gap
+    reaches the best distance so far are pruned; the search ends early once
+    a distance below ``stop_below`` is found.
+
+    Measured on the benchmark meshes against plain depth-first (nearer child
+    first): 15-40% fewer node-pair tests, 30-60% fewer triangle-pair tests,
+    0.6-0.8x the time; two concentric spheres: 0.7x. Pure best-first tests
+    a few percent fewer pairs but is slower, and 2x slower on the spheres.
+
+    Writes the world-frame closest points on A and on B into ``out (2, 3)``;
+    returns ``(status, dist2, i, j, box_tests, tri_tests)`` with ``i, j``
+    leaf-order triangle positions.
     """
     status = pose_status(pa, pb)
     if status:
-        return status, 0.0, 0, 0, np.zeros(3), np.zeros(3), 0, 0
+        return status, 0.0, 0, 0, 0, 0
     r, t = _relative_t(pa, pb)
     # Seed the bound with the first triangle of each tree.
     a0, a1, a2 = _tri(tri_a, 0)
@@ -766,57 +841,92 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
     bj = 0
     box_tests = 1
     tri_tests = 1
-    stack = np.empty((64, 2), dtype=np.int64)
-    gaps = np.empty(64)
-    top = 0
-    stack, top = _push(stack, top, 0, 0)
-    gaps[0] = boxes_gap(nodes_a, 0, nodes_b, 0, r, t, math.sqrt(best2))
     stop2 = stop_below * stop_below
+    # Phase 1, best-first. The heap holds squared box gaps and node pairs packed as (na << 32) | nb.
+    keys = np.empty(_BEST_FIRST_HEAP + 64)
+    vals = np.empty(_BEST_FIRST_HEAP + 64, dtype=np.int64)
+    n = 0
+    na = 0
+    nb = 0
+    g = boxes_gap2(nodes_a, 0, nodes_b, 0, r, t)
+    while True:  # (na, nb) is the current pair, g its squared box gap
+        if g < best2:
+            if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+                tri_tests += links_a[na, 2] * links_b[nb, 2]
+                best2, x, y, bi, bj = _leaf_pair_distance(tri_a, tri_b, links_a, links_b, na, nb, r, t,
+                                                          best2, x, y, bi, bj)
+            else:
+                n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t)
+                box_tests += 2
+                if n + 2 > keys.shape[0]:  # a long run of direct descents
+                    bigger_k = np.empty(2 * keys.shape[0])
+                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
+                    bigger_k[:n] = keys[:n]
+                    bigger_v[:n] = vals[:n]
+                    keys, vals = bigger_k, bigger_v
+                if g1 < best2:
+                    _heap_push(keys, vals, n, g1, (n1a << 32) | n1b)
+                    n += 1
+                if g0 < best2:
+                    if n == 0 or g0 <= keys[0]:
+                        na, nb, g = n0a, n0b, g0  # nearest of all: expand it now
+                        continue
+                    _heap_push(keys, vals, n, g0, (n0a << 32) | n0b)
+                    n += 1
+        if n == 0 or keys[0] >= best2:
+            n = 0
+            break  # every waiting pair is at least best apart: done
+        if best2 < stop2 or n >= _BEST_FIRST_HEAP:
+            break  # the waiting pairs go on depth-first
+        code = vals[0]
+        g = keys[0]
+        _heap_pop(keys, vals, n)
+        n -= 1
+        na = code >> 32
+        nb = code & 0xFFFFFFFF
+    # Phase 2, depth-first from the pairs still nearer than best, nearest on top.
+    top = 0
+    for k in range(n):
+        if keys[k] < best2:
+            keys[top] = keys[k]
+            vals[top] = vals[k]
+            top += 1
+    order = np.argsort(keys[:top])[::-1]
+    gaps = np.empty(max(64, 2 * top))
+    stack = np.empty((gaps.shape[0], 2), dtype=np.int64)
+    for k in range(top):
+        gaps[k] = keys[order[k]]
+        stack[k, 0] = vals[order[k]] >> 32
+        stack[k, 1] = vals[order[k]] & 0xFFFFFFFF
     while top > 0 and best2 >= stop2:
         top -= 1
         na = stack[top, 0]
         nb = stack[top, 1]
-        if gaps[top] * gaps[top] >= best2:
-            continue
-        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
-            for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
-                a0, a1, a2 = _tri(tri_a, i)
-                for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
-                    b0, b1, b2 = _tri(tri_b, j)
-                    b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
-                    tri_tests += 1
-                    if plane_gap2_t(a0, a1, a2, b0, b1, b2) >= best2:
-                        continue  # a plane of the pair keeps them at least best apart
-                    p, q, d2 = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
-                    if d2 < best2:
-                        best2, x, y, bi, bj = d2, p, q, i, j
-            continue
-        enough = math.sqrt(best2)
-        if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
-            c = links_a[na, 0]
-            n0a, n0b, n1a, n1b = c, nb, c + 1, nb
-            bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
-            g0 = _gap_in(nodes_a, n0a, nodes_b, n0b, bf, enough)
-            g1 = _gap_in(nodes_a, n1a, nodes_b, n1b, bf, enough)
-        else:
-            c = links_b[nb, 0]
-            n0a, n0b, n1a, n1b = na, c, na, c + 1
-            g0 = boxes_gap(nodes_a, n0a, nodes_b, n0b, r, t, enough)
-            g1 = boxes_gap(nodes_a, n1a, nodes_b, n1b, r, t, enough)
-        box_tests += 2
-        if g0 > g1:  # visit the nearer pair first: it goes on top
-            n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0
-        if top + 2 > gaps.shape[0]:
-            bigger = np.empty(2 * gaps.shape[0])
-            bigger[:top] = gaps[:top]
-            gaps = bigger
-        if g1 * g1 < best2:
-            gaps[top] = g1
-            stack, top = _push(stack, top, n1a, n1b)
-        if g0 * g0 < best2:
-            gaps[top] = g0
-            stack, top = _push(stack, top, n0a, n0b)
-    return 0, best2, bi, bj, np.array([x[0], x[1], x[2]]), np.array([y[0], y[1], y[2]]), box_tests, tri_tests
+        g = gaps[top]
+        while g < best2:  # descend, nearer child first
+            if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+                tri_tests += links_a[na, 2] * links_b[nb, 2]
+                best2, x, y, bi, bj = _leaf_pair_distance(tri_a, tri_b, links_a, links_b, na, nb, r, t,
+                                                          best2, x, y, bi, bj)
+                break
+            n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t)
+            box_tests += 2
+            if g1 < best2:  # the farther child waits
+                if top >= gaps.shape[0]:
+                    bigger_g = np.empty(2 * gaps.shape[0])
+                    bigger_s = np.empty((2 * gaps.shape[0], 2), dtype=np.int64)
+                    bigger_g[:top] = gaps[:top]
+                    bigger_s[:top] = stack[:top]
+                    gaps, stack = bigger_g, bigger_s
+                gaps[top] = g1
+                stack[top, 0] = n1a
+                stack[top, 1] = n1b
+                top += 1
+            na, nb, g = n0a, n0b, g0
+    for k in range(3):  # A's model frame to world
+        out[0, k] = pa[k, 0] * x[0] + pa[k, 1] * x[1] + pa[k, 2] * x[2] + pa[k, 3]
+        out[1, k] = pa[k, 0] * y[0] + pa[k, 1] * y[1] + pa[k, 2] * y[2] + pa[k, 3]
+    return 0, best2, bi, bj, box_tests, tri_tests
 
 
 @dataclass(eq=False, slots=True)
@@ -844,25 +954,33 @@ class DistanceResult:
 
 
 def _distance(tree_a, pose_a, tree_b, pose_b, stop_below):
-    tree_a = _tree(tree_a, "tree_a")
-    tree_b = _tree(tree_b, "tree_b")
-    pa = _as_pose(pose_a, "pose_a")
-    pb = _as_pose(pose_b, "pose_b")
-    status, d2, i, j, x, y, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb, stop_below)
+    if type(tree_a) is not OBBTree:
+        _tree(tree_a, "tree_a")
+    if type(tree_b) is not OBBTree:
+        _tree(tree_b, "tree_b")
+    pa = pose_a if type(pose_a) is np.ndarray and pose_a.dtype == _F64 and pose_a.shape == (4, 4) \
+        else _as_pose(pose_a, "pose_a")
+    pb = pose_b if type(pose_b) is np.ndarray and pose_b.dtype == _F64 and pose_b.shape == (4, 4) \
+        else _as_pose(pose_b, "pose_b")
+    out = np.empty((2, 3))
+    status, d2, i, j, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb, stop_below, out)
     if status:
         _raise_pose(status)
-    rot, tr = pa[:3, :3], pa[:3, 3]
-    return DistanceResult(math.sqrt(d2), rot @ x + tr, rot @ y + tr, int(tree_a.tri_index[i]),
+    return DistanceResult(math.sqrt(d2), out[0], out[1], int(tree_a.tri_index[i]),
                           int(tree_b.tri_index[j]), nbox, ntri), pa, pb
 
 
 def distance(tree_a, pose_a, tree_b, pose_b):
     """Minimum distance between two posed meshes' surfaces, and where it is reached.
 
-    The traversal prunes node pairs whose boxes are provably farther apart
-    than the best triangle pair so far (the largest projection gap over the
-    15 box axes is a lower bound of the box distance); leaves are solved
-    exactly by the closest-point queries of RTCD 5.1.10.
+    The traversal visits node pairs nearest first, then depth-first (see
+    :func:`distance_kernel`), and prunes those whose boxes are provably
+    farther apart than the best triangle pair so far (the boxes' projection
+    gap along a direction near their closest pair, :func:`_gap2_rel`, is a
+    lower bound of their distance); leaves are solved exactly by the
+    closest-point queries of RTCD 5.1.10. When several triangle pairs are at
+    the same minimum distance (a shared vertex or edge), which one is
+    reported depends on the visiting order.
 
     Parameters
     ----------

@@ -622,6 +622,25 @@ def test_distance_zero_when_intersecting():
     assert n >= 10
 
 
+@pytest.mark.parametrize("offset", [0.0, 0.013])
+def test_distance_nested_spheres_equals_brute_force(offset):
+    """A sphere inside a sphere: thousands of node pairs about equally near, so the
+    best-first phase of the traversal fills its heap (past ``_BEST_FIRST_HEAP``,
+    measured ~9000 pairs without the limit) and hands over to the depth-first
+    phase, whose stack grows too. Both nesting orders, exact to brute force."""
+    outer = OBBTree(trimesh.creation.icosphere(subdivisions=3))
+    inner_mesh = trimesh.creation.icosphere(subdivisions=2)
+    inner = OBBTree(np.asarray(inner_mesh.vertices) * 0.9, inner_mesh.faces)
+    pa = np.eye(4)
+    pb = make_pose(np.array([0.98, 0.1, 0.15, 0.05]) / np.linalg.norm([0.98, 0.1, 0.15, 0.05]),
+                   np.array([offset, -offset, 0.5 * offset]))
+    ref = brute_distance(posed(outer, pa), posed(inner, pb), prune=False)
+    for a, qa, b, qb in ((outer, pa, inner, pb), (inner, pb, outer, pa)):
+        res = distance(a, qa, b, qb)
+        assert abs(res.distance - ref) < DIST_TOL, (res.distance, ref)
+        _check_distance_result(res, a, qa, b, qb)
+
+
 def test_distance_equals_fcl(fcl_cases):
     (a, fa), (b, fb) = big_mesh("torus"), big_mesh("sphere")
     n = 0
