@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .closest_pair import closest_pt_segment_segment_t
+from .closest_point import closest_pt_point_segment_t
 from .epa import convex_penetration
 from .manifold import Manifold, SatCache, collide_hull_hull, reduce_contacts
 from .shapes import Capsule, HalfSpace, Hull, Sphere
@@ -127,10 +129,8 @@ def collide_sphere_sphere(a, pose_a, b, pose_b, margin=0.0, cache=None):
 
 
 def _closest_on_segment(p, s0, s1):
-    d = s1 - s0
-    dd = float(d @ d)
-    t = 0.0 if dd == 0.0 else min(max(float((p - s0) @ d) / dd, 0.0), 1.0)
-    return s0 + t * d
+    """Closest point of segment ``s0 s1`` to ``p`` (RTCD 5.1.2, :mod:`collision.closest_point`)."""
+    return np.array(closest_pt_point_segment_t(tuple(p), tuple(s0), tuple(s1))[0])
 
 
 def collide_sphere_capsule(a, pose_a, b, pose_b, margin=0.0, cache=None):
@@ -143,27 +143,9 @@ def collide_sphere_capsule(a, pose_a, b, pose_b, margin=0.0, cache=None):
 
 
 def _segment_segment(p1, q1, p2, q2):
-    """Closest points of two segments (RTCD 5.1.9, ClosestPtSegmentSegment)."""
-    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a, e, f = float(d1 @ d1), float(d2 @ d2), float(d2 @ r)
-    if a == 0.0 and e == 0.0:
-        return p1, p2
-    if a == 0.0:
-        s, t = 0.0, min(max(f / e, 0.0), 1.0)
-    else:
-        c = float(d1 @ r)
-        if e == 0.0:
-            s, t = min(max(-c / a, 0.0), 1.0), 0.0
-        else:
-            b = float(d1 @ d2)
-            denom = a * e - b * b
-            s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-12 * a * e else 0.0
-            t = (b * s + f) / e
-            if t < 0.0:
-                s, t = min(max(-c / a, 0.0), 1.0), 0.0
-            elif t > 1.0:
-                s, t = min(max((b - c) / a, 0.0), 1.0), 1.0
-    return p1 + s * d1, p2 + t * d2
+    """Closest points of two segments (RTCD 5.1.9, :mod:`collision.closest_pair`)."""
+    c1, c2, _, _ = closest_pt_segment_segment_t(tuple(p1), tuple(q1), tuple(p2), tuple(q2))
+    return np.array(c1), np.array(c2)
 
 
 def collide_capsule_capsule(a, pose_a, b, pose_b, margin=0.0, cache=None):
