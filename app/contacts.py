@@ -1,38 +1,64 @@
 """Contact manifolds that persist from step to step, and contact events.
 
-The narrow phase (:func:`collision.narrow_phase.collide_shapes`) answers one
-step at a time. Here the world keeps, for every pair of convex pieces that
-touch, a :class:`PersistentManifold`: the latest manifold, and for each of
-its points how many steps it has existed and the impulses the solver
+The narrow phase answers one step at a time. Here the world keeps, for every
+pair of convex pieces that touch, a manifold of at most four points, and for
+each point how many steps it has existed and the impulses the solver
 accumulated on it (warm starting). A new manifold continues the old one point
-by point, by feature id first and by distance otherwise
-(:func:`collision.manifold.match_contacts`), so a box resting on another keeps
+by point, by feature id first and by distance otherwise (as
+:func:`collision.manifold.match_contacts`), so a box resting on another keeps
 the same four contacts while it sits still.
+
+All manifolds of a step live in one :class:`ContactStore`: flat arrays, one
+row per manifold (four point slots each), sorted by the key (body row A,
+body row B, piece of A, piece of B, sub-key), as Box2D's and Jolt's contact
+pools. A step's work is array work and three compiled loops: hull-hull piece
+pairs go through :func:`collision.hull_batch.collide_hull_pairs`, half-spaces
+against spheres, capsules and hulls through
+:func:`collision.halfspace_batch.collide_halfspace_pairs`, the new keys are
+found among the old ones by binary search, and ages and impulses are carried
+over in one loop. Only the rarer pairs (sphere and capsule pairs, convex
+pieces against a static triangle mesh) take
+:func:`collision.narrow_phase.collide_shapes` /
+:func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
 
 Mid phase: a body made of several convex pieces passes only the piece pairs
 whose world AABBs (expanded by the contact margin) overlap to the narrow
 phase. A static concave body's shape is its triangle mesh
 (:class:`collision.shapes.TriMesh`): a piece against it gets one manifold per
-touching triangle, or per plane of coplanar triangles
-(:func:`collision.convex_mesh.collide_convex_trimesh`).
+plane of coplanar triangles (sub-key: the group's smallest face index).
+
+Sleeping: a pair of bodies that both rest (static, or dynamic and asleep)
+keeps its manifolds as they are, unchanged and not aged.
 
 Events: a body pair *begins* touching on the first step one of its pieces'
 manifolds has a point at zero gap or deeper, *persists* on every following
 step, and *ends* on the first step without one (or when a body is removed).
 Speculative points (a gap below the margin) do not count as touching.
+:attr:`ContactManager.manifolds` and :attr:`ContactManager.events` present
+the store as objects (built when asked for; the arrays of a
+:class:`PersistentManifold` are views of the store's rows).
 """
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
+from collision._jit import njit
 from collision.convex_mesh import collide_convex_trimesh
+from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
 from collision.hull_batch import HullTable, collide_hull_pairs
-from collision.manifold import Manifold, SatCache, match_contacts
+from collision.manifold import KIND_NAMES, Manifold
 from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
-from collision.shapes import Hull, TriMesh, shape_world_aabb
+from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, shape_world_aabb
 
-__all__ = ["PersistentManifold", "ContactEvent", "ContactManager"]
+from .body import DYNAMIC, STATIC
+
+__all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
+
+# Shape kinds, for choosing the batch a piece pair goes to.
+_HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
+_CORE_KINDS = (_HULL, _SPHERE, _CAPSULE)
 
 
 @dataclass(eq=False)
@@ -53,7 +79,7 @@ class PersistentManifold:
         Normal and two tangent impulses accumulated by the solver, carried to
         the matching new point (zero for a new point).
     cache : collision.narrow_phase.PairCache
-        GJK simplex / SAT feature of the last step.
+        GJK simplex of the last step (pairs outside the batches).
     """
 
     a: object
@@ -89,6 +115,206 @@ class ContactEvent:
     points: int
 
 
+class ContactStore:
+    """The manifolds of one step, one row each, sorted by :attr:`keys`.
+
+    Attributes
+    ----------
+    keys : (m, 5) int64
+        Body row of A, body row of B (A < B), piece of A, piece of B, sub-key
+        (a triangle group against a mesh; 0 otherwise).
+    count : (m,) int64
+        Points in use (1 to 4) of each row's four slots.
+    normal : (m, 3) float64
+        From A towards B, world.
+    kind : (m,) int64
+        Index into :data:`collision.manifold.KIND_NAMES`.
+    tests : (m,) int64; sat_depth : (m,) float64
+        As :class:`collision.manifold.Manifold`.
+    sat : (m, 3) int64
+        The hull-hull SAT feature cache (-1: none).
+    points_a, points_b : (m, 4, 3) float64
+    depths : (m, 4) float64
+        Penetration (> 0) or minus the gap.
+    ids : (m, 4) int64
+        Feature ids.
+    age : (m, 4) int64
+    impulse : (m, 4, 3) float64
+        Accumulated normal and tangent impulses (what the solver reads and writes).
+    frozen : (m,) bool
+        Carried unchanged from the last step (both bodies rest).
+    """
+
+    _FIELDS = {"keys": ((5,), np.int64), "count": ((), np.int64), "normal": ((3,), np.float64),
+               "kind": ((), np.int64), "tests": ((), np.int64), "sat_depth": ((), np.float64),
+               "sat": ((3,), np.int64), "points_a": ((4, 3), np.float64), "points_b": ((4, 3), np.float64),
+               "depths": ((4,), np.float64), "ids": ((4,), np.int64), "age": ((4,), np.int64),
+               "impulse": ((4, 3), np.float64), "frozen": ((), np.bool_)}
+
+    def __init__(self, m=0, **arrays):
+        for name, (shape, dtype) in self._FIELDS.items():
+            arr = arrays.get(name)
+            setattr(self, name, np.zeros((m,) + shape, dtype) if arr is None else arr)
+
+    def __len__(self):
+        return len(self.keys)
+
+    def take(self, index):
+        """A store of the rows ``index`` (an index array or a mask), copied."""
+        return ContactStore(**{name: getattr(self, name)[index] for name in self._FIELDS})
+
+    @classmethod
+    def concatenate(cls, parts):
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls()
+        if len(parts) == 1:
+            return parts[0]
+        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in cls._FIELDS})
+
+    @classmethod
+    def from_batch(cls, batch, rows, keys):
+        """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points; ``keys`` (k, 5)."""
+        hit = batch.count > 0
+        return cls(keys=keys[hit], count=batch.count[hit], normal=batch.normal[hit], kind=batch.kind[hit],
+                   tests=batch.tests[hit], sat_depth=batch.sat_depth[hit],
+                   sat=rows[hit] if rows is not None else np.full((int(hit.sum()), 3), -1, np.int64),
+                   points_a=batch.points_a[hit], points_b=batch.points_b[hit], depths=batch.depths[hit],
+                   ids=batch.ids[hit], age=np.zeros((int(hit.sum()), 4), np.int64),
+                   impulse=np.zeros((int(hit.sum()), 4, 3)), frozen=np.zeros(int(hit.sum()), bool))
+
+
+@njit
+def _compare(a, i, b, j):
+    """-1, 0 or 1 as row ``a[i]`` is lexicographically below, equal to or above ``b[j]``."""
+    for c in range(a.shape[1]):
+        if a[i, c] < b[j, c]:
+            return -1
+        if a[i, c] > b[j, c]:
+            return 1
+    return 0
+
+
+@njit
+def _lookup(sorted_keys, queries, out):
+    """``out[i]``: the row of ``sorted_keys`` equal to ``queries[i]``, or -1 (binary search)."""
+    m = sorted_keys.shape[0]
+    for i in range(queries.shape[0]):
+        lo, hi = 0, m
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _compare(sorted_keys, mid, queries, i) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo if lo < m and _compare(sorted_keys, lo, queries, i) == 0 else -1
+
+
+@njit
+def _carry(src, count, ids, pa, pb, frozen, o_count, o_ids, o_pa, o_pb, o_age, o_imp, tol2, age, imp):
+    """Ages and impulses of the new rows from the old row ``src`` each continues (-1: none).
+
+    The same ids in the same order (a resting contact): every point continues
+    its own. Otherwise each new point takes the old point with its feature
+    id, or else the nearest unclaimed old point within ``sqrt(tol2)``
+    (Box2D's id matching with a distance fallback for a reference-face switch).
+    """
+    used = np.zeros(4, np.bool_)
+    match = np.empty(4, np.int64)
+    for m in range(count.shape[0]):
+        if frozen[m]:
+            continue
+        c = count[m]
+        for i in range(4):
+            age[m, i] = 1 if i < c else 0
+            imp[m, i, 0] = imp[m, i, 1] = imp[m, i, 2] = 0.0
+        o = src[m]
+        if o < 0 or o_count[o] == 0:
+            continue
+        oc = o_count[o]
+        same = oc == c
+        for i in range(c):
+            if same and o_ids[o, i] != ids[m, i]:
+                same = False
+        if same:
+            for i in range(c):
+                match[i] = i
+        else:
+            for j in range(4):
+                used[j] = False
+            for i in range(c):
+                match[i] = -1
+                for j in range(oc):
+                    if not used[j] and o_ids[o, j] == ids[m, i]:
+                        match[i] = j
+                        used[j] = True
+                        break
+            for i in range(c):
+                if match[i] >= 0:
+                    continue
+                best, bj = tol2, -1
+                for j in range(oc):
+                    if not used[j]:
+                        d = 0.0
+                        for k in range(3):
+                            e = 0.5 * (pa[m, i, k] + pb[m, i, k]) - 0.5 * (o_pa[o, j, k] + o_pb[o, j, k])
+                            d += e * e
+                        if d <= best:
+                            best, bj = d, j
+                if bj >= 0:
+                    match[i] = bj
+                    used[bj] = True
+        for i in range(c):
+            j = match[i]
+            if j >= 0:
+                age[m, i] = o_age[o, j] + 1
+                for k in range(3):
+                    imp[m, i, k] = o_imp[o, j, k]
+
+
+def _member(values, sorted_set):
+    """(k,) bool: which ``values`` are in the sorted array ``sorted_set``."""
+    if not len(sorted_set) or not len(values):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
+def _sort(store):
+    """``store`` with its rows in key order."""
+    if len(store) < 2:
+        return store
+    k = store.keys
+    order = np.lexsort((k[:, 4], k[:, 3], k[:, 2], k[:, 1], k[:, 0]))
+    if np.all(order[1:] > order[:-1]):
+        return store
+    return store.take(order)
+
+
+def _lookup_keys(store, queries):
+    out = np.empty(len(queries), np.int64)
+    if len(queries):
+        if len(store):
+            _lookup(store.keys, np.ascontiguousarray(queries, dtype=np.int64), out)
+        else:
+            out[:] = -1
+    return out
+
+
+def _shape_kind(shape):
+    if isinstance(shape, Hull):
+        return _HULL
+    if isinstance(shape, Sphere):
+        return _SPHERE
+    if isinstance(shape, Capsule):
+        return _CAPSULE
+    if isinstance(shape, HalfSpace):
+        return _HALF
+    if isinstance(shape, TriMesh):
+        return _MESH
+    return _OTHER
+
+
 class ContactManager:
     """Runs the mid and narrow phases on the broad phase's body pairs and keeps
     the manifolds and the touching pairs from step to step.
@@ -108,165 +334,339 @@ class ContactManager:
     def __init__(self, margin=0.01, match_tol=None):
         self.margin = float(margin)
         self.match_tol = float(match_tol) if match_tol is not None else 5.0 * self.margin
-        self.manifolds = {}
-        self.touching = {}
-        self.events = []
-        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
         self._hulls = HullTable()  # every hull seen, packed for the batched kernel
+        self._cores = CoreTable()  # every sphere, capsule and hull core, for the half-space kernel
+        self._shape_ids = {}  # id(shape) -> (shape, kind, hull id, core id)
+        self._row_info = (None, None)
+        self.clear()
 
     def clear(self):
-        self.manifolds = {}
-        self.touching = {}
-        self.events = []
+        self.store = ContactStore()
+        self._bodies = []
+        self._bodies_key = ()
+        self._caches = {}
+        self._touch = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))  # body rows, points
+        self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
+        self._views = None
+        self._event_list = None
+        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
 
-    def update(self, bodies, pairs, sweep=None):
-        """Contacts for the candidate body pairs ``pairs`` ((i, j) into ``bodies``).
+    # -- the objects, built when asked for ---------------------------------------------
 
-        ``sweep`` maps ``id(body)`` to how far the body may move in the coming
-        step; a pair's margin grows by both (speculative contacts: the solver
-        stops a fast body at the surface instead of letting it pass through).
+    @property
+    def manifolds(self):
+        """``{key: PersistentManifold}``; key ``(a, b, piece_a, piece_b)`` (bodies), with a fifth
+        item, the triangle group, for a piece against a mesh."""
+        if self._views is None:
+            st, bodies = self.store, self._bodies
+            views = {}
+            for m in range(len(st)):
+                ra, rb, p, q, sub = (int(x) for x in st.keys[m])
+                a, b = bodies[ra], bodies[rb]
+                c = int(st.count[m])
+                meshy = isinstance(a.shapes[p], TriMesh) or isinstance(b.shapes[q], TriMesh)
+                key = (a, b, p, q, sub) if meshy else (a, b, p, q)
+                man = Manifold(st.normal[m], st.points_a[m, :c], st.points_b[m, :c], st.depths[m, :c],
+                               st.ids[m, :c], KIND_NAMES[int(st.kind[m])], int(st.tests[m]),
+                               float(st.sat_depth[m]))
+                cache = self._caches.get((ra, rb, p, q)) or PairCache()
+                views[key] = PersistentManifold(a, b, p, q, man, st.age[m, :c], st.impulse[m, :c], cache)
+            self._views = views
+        return self._views
 
-        Returns
-        -------
-        list of ContactEvent
-            This step's events (also kept in :attr:`events`).
+    @property
+    def touching(self):
+        """``{(a, b): points}``: the body pairs touching (a point at zero gap or deeper)."""
+        rows, pts = self._touch
+        return {(self._bodies[i], self._bodies[j]): int(n) for (i, j), n in zip(rows, pts)}
+
+    @property
+    def touching_count(self):
+        return len(self._touch[1])
+
+    @property
+    def events(self):
+        """This step's :class:`ContactEvent` list: begins and persists (in key order), then ends."""
+        if self._event_list is None:
+            begin, persist, end = self._events
+            rows, pts = self._touch
+            out = []
+            for k in range(len(pts)):
+                if begin[k] or persist[k]:
+                    i, j = rows[k]
+                    out.append(ContactEvent("begin" if begin[k] else "persist", self._bodies[i], self._bodies[j],
+                                            int(pts[k])))
+            out += [ContactEvent("end", a, b, 0) for a, b in end]
+            self._event_list = out
+        return self._event_list
+
+    # -- the step -------------------------------------------------------------------------
+
+    def update(self, bodies, pairs, sweep=None, table=None):
+        """Contacts for the candidate body pairs ``pairs`` ((k, 2) or [(i, j), ...], i < j, into ``bodies``).
+
+        Parameters
+        ----------
+        bodies : list of Body
+        pairs : (k, 2) int
+        sweep : (n,) float64, optional
+            How far each body may move in the coming step; a pair's margin
+            grows by both (speculative contacts: the solver stops a fast body
+            at the surface instead of letting it pass through).
+        table : app.body.BodyTable, optional
+            The world's packed body state (default: read from ``bodies``).
+
+        This step's events are then in :attr:`events` (built when read).
         """
-        old = self.manifolds
-        new = {}
-        piece_pairs = 0
-        hull_pairs = []
-        frozen = None
-        for i, j in pairs:
-            a, b = bodies[i], bodies[j]
-            if a.motion == "static" and b.motion == "static":
-                continue
-            if not a.shapes or not b.shapes:
-                continue
-            if _resting(a) and _resting(b):  # asleep (or static): the contacts stay as they were
-                if frozen is None:
-                    frozen = {}
-                    for key, pm in old.items():
-                        frozen.setdefault((key[0], key[1]), []).append((key, pm))
-                for key, pm in frozen.get((a, b), ()):
-                    new[key] = pm
-                continue
-            margin = self.margin
-            if sweep:
-                margin += sweep.get(id(a), 0.0) + sweep.get(id(b), 0.0)
-            for p, q in self._piece_pairs(a, b, margin):
-                piece_pairs += 1
-                if isinstance(a.shapes[p], Hull) and isinstance(b.shapes[q], Hull):
-                    hull_pairs.append((a, b, p, q, margin))  # all of them in one compiled call below
-                    continue
-                for key, m, cache in self._contacts(a, b, p, q, old, margin):
-                    self._keep(new, old.get(key), key, m, cache)
-        if hull_pairs:
-            self._hull_batch(hull_pairs, old, new)
-        self.manifolds = new
+        n = len(bodies)
+        if table is None:
+            table = _snapshot(bodies)
+        self._follow(bodies)
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        ra, rb = pairs[:, 0], pairs[:, 1]
+        motion, sleeping, count = table.motion, table.state.sleeping, table.shape_count
+        keep = ~((motion[ra] == STATIC) & (motion[rb] == STATIC)) & (count[ra] > 0) & (count[rb] > 0)
+        resting = (motion == STATIC) | ((motion == DYNAMIC) & sleeping)
+        frozen = keep & resting[ra] & resting[rb]
+        active = keep & ~frozen
+        old = self.store
+        parts = []
+        if frozen.any() and len(old):  # both asleep (or static): the contacts stay as they were
+            code = old.keys[:, 0] * n + old.keys[:, 1]
+            still = old.take(_member(code, np.sort(ra[frozen] * n + rb[frozen])))
+            still.frozen[:] = True
+            parts.append(still)
+        margins = np.full(len(pairs), self.margin)
+        if sweep is not None and len(pairs):
+            margins += sweep[ra] + sweep[rb]
+        pp = self._piece_pairs(bodies, table, ra[active], rb[active], margins[active])
+        self.stats = {"piece_pairs": len(pp.ra), "manifolds": 0, "points": 0}
+        keys = np.stack([pp.ra, pp.rb, pp.p, pp.q, np.zeros_like(pp.ra)], axis=1)
+        hh = (pp.ka == _HULL) & (pp.kb == _HULL)
+        if hh.any():
+            parts.append(self._hull_batch(old, keys[hh], pp.ha[hh], pp.hb[hh], table, pp.margin[hh]))
+        core_a = pp.ka <= _CAPSULE  # a hull, sphere or capsule: _CORE_KINDS
+        core_b = pp.kb <= _CAPSULE
+        for flip, sel in ((False, (pp.ka == _HALF) & core_b), (True, core_a & (pp.kb == _HALF))):
+            if sel.any():
+                parts.append(self._halfspace_batch(keys[sel], pp, sel, table, flip))
+        rest = np.flatnonzero(~hh & ~(((pp.ka == _HALF) & core_b) | (core_a & (pp.kb == _HALF))))
+        caches = {}
+        if len(rest):
+            parts.append(self._one_by_one(bodies, table, pp, rest, caches))
+        self._caches = caches
+        new = _sort(ContactStore.concatenate(parts))
+        if len(new):
+            src = _lookup_keys(old, new.keys)
+            o = old if len(old) else ContactStore(1)
+            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.frozen, o.count, o.ids, o.points_a,
+                   o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
+        self.store = new
+        self._views = None
+        self.stats.update(manifolds=len(new), points=int(new.count.sum()))
+        self._find_events(n)
 
-        touching = {}
-        for pm in new.values():
-            if pm.touching:
-                n = int(np.count_nonzero(pm.manifold.depths >= 0.0))
-                touching[(pm.a, pm.b)] = touching.get((pm.a, pm.b), 0) + n
-        events = []
-        for pair, n in touching.items():
-            events.append(ContactEvent("persist" if pair in self.touching else "begin", pair[0], pair[1], n))
-        for pair in self.touching:
-            if pair not in touching:
-                events.append(ContactEvent("end", pair[0], pair[1], 0))
-        self.touching = touching
-        self.events = events
-        self.stats = {"piece_pairs": piece_pairs, "manifolds": len(new),
-                      "points": sum(len(pm.manifold.depths) for pm in new.values())}
-        return events
-
-    def _contacts(self, a, b, p, q, old, margin):
-        """``(key, manifold, cache)`` for piece ``p`` of A against piece ``q`` of B: one manifold
-        for two convex shapes, one per group of triangles against a mesh."""
-        sa, sb = a.shapes[p], b.shapes[q]
-        if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
-            if isinstance(sa, TriMesh):
-                found = [(k, flip_manifold(m)) for k, m in collide_convex_trimesh(sb, b.pose, sa, a.pose, margin)]
-            else:
-                found = collide_convex_trimesh(sa, a.pose, sb, b.pose, margin)
-            return [((a, b, p, q, k), m, None) for k, m in found if len(m.depths)]
-        key = (a, b, p, q)
-        prev = old.get(key)
-        cache = prev.cache if prev is not None else PairCache()
-        m = collide_shapes(sa, a.pose, sb, b.pose, margin, cache)
-        return [(key, m, cache)] if len(m.depths) else []
-
-    def _hull_batch(self, hull_pairs, old, new):
-        """Hull-hull piece pairs through :func:`collision.hull_batch.collide_hull_pairs`: one
-        compiled call for the step (the same kernel, bit for bit, as one pair at a time)."""
-        k = len(hull_pairs)
-        ids = np.empty((2, k), np.int64)
-        poses = np.empty((2, k, 4, 4))
-        caches = np.empty((k, 3), np.int64)
-        kept = []
-        margins = np.array([h[4] for h in hull_pairs])
-        for n, (a, b, p, q, _) in enumerate(hull_pairs):
-            key = (a, b, p, q)
-            prev = old.get(key)
-            cache = prev.cache if prev is not None else PairCache()
-            if cache.sat is None:
-                cache.sat = SatCache()
-            ids[0, n] = self._hulls.add(a.shapes[p].poly)
-            ids[1, n] = self._hulls.add(b.shapes[q].poly)
-            poses[0, n], poses[1, n] = a.pose, b.pose
-            caches[n] = cache.sat.data
-            kept.append((key, prev, cache))
-        widest = float(margins.max())
-        batch = collide_hull_pairs(self._hulls, ids[0], poses[0], ids[1], poses[1], widest, caches)
-        for n, (key, prev, cache) in enumerate(kept):
-            cache.sat.data[:] = caches[n]
-            if batch.count[n]:
-                m = batch.manifold(n)
-                if margins[n] < widest:  # the batch ran with the widest margin: keep this pair's
-                    m = _within(m, margins[n])
-                if m is not None:
-                    self._keep(new, prev, key, m, cache)
-
-    def _keep(self, new, prev, key, m, cache):
-        """Store manifold ``m`` under ``key``, continuing ``prev``'s points (age, impulses)."""
-        k = len(m.depths)
-        if prev is not None and np.array_equal(prev.manifold.ids, m.ids):  # the usual case: the same points
-            new[key] = PersistentManifold(key[0], key[1], key[2], key[3], m, prev.age + 1, prev.impulses.copy(),
-                                          cache if cache is not None else PairCache())
+    def _follow(self, bodies):
+        """Carry the store over to a changed body list: rows renumbered, rows of removed bodies
+        (and of pairs whose order flipped) dropped; touching pairs with a removed body end."""
+        key = tuple(map(id, bodies))
+        if key == self._bodies_key:
             return
-        age = np.ones(k, np.int64)
-        impulses = np.zeros((k, 3))
-        if prev is not None and len(prev.manifold.depths):
-            src = match_contacts(prev.manifold.ids, prev.manifold.points, m.ids, m.points, self.match_tol)
-            hit = src >= 0
-            age[hit] = prev.age[src[hit]] + 1
-            impulses[hit] = prev.impulses[src[hit]]
-        new[key] = PersistentManifold(key[0], key[1], key[2], key[3], m, age, impulses,
-                                      cache if cache is not None else PairCache())
+        where = {}
+        for k, b in enumerate(bodies):
+            where.setdefault(id(b), k)
+        new_row = np.array([where.get(id(b), -1) for b in self._bodies], dtype=np.int64)
+        ends = []
+        if len(self._bodies):
+            st = self.store
+            a, b = new_row[st.keys[:, 0]], new_row[st.keys[:, 1]]
+            ok = (a >= 0) & (b >= 0) & (a < b)
+            st = st.take(ok)
+            st.keys[:, 0], st.keys[:, 1] = a[ok], b[ok]
+            self.store = _sort(st)
+            rows, pts = self._touch
+            ta, tb = new_row[rows[:, 0]], new_row[rows[:, 1]]
+            ok = (ta >= 0) & (tb >= 0) & (ta < tb)
+            ends = [(self._bodies[i], self._bodies[j]) for (i, j) in rows[~ok]]
+            self._touch = (np.stack([ta[ok], tb[ok]], axis=1), pts[ok])
+        self._gone = ends
+        self._caches = {}
+        self._bodies = list(bodies)
+        self._bodies_key = key
 
-    def _piece_pairs(self, a, b, margin):
-        """Mid phase: the piece pairs whose world AABBs, grown by the margin, overlap."""
-        if len(a.shapes) == 1 and len(b.shapes) == 1:
-            return [(0, 0)]
-        ba = np.array([shape_world_aabb(s, a.pose) for s in a.shapes])
-        bb = np.array([shape_world_aabb(s, b.pose) for s in b.shapes])
-        lo_a, hi_a = ba[:, 0] - margin, ba[:, 1] + margin
-        overlap = np.all((lo_a[:, None] <= bb[None, :, 1]) & (bb[None, :, 0] <= hi_a[:, None]), axis=2)
-        return [(int(p), int(q)) for p, q in zip(*np.nonzero(overlap))]
+    def _find_events(self, n):
+        st = self.store
+        touching = (st.depths >= 0.0) & (np.arange(4)[None, :] < st.count[:, None])
+        pts = touching.sum(axis=1)
+        hit = pts > 0
+        code = st.keys[hit, 0] * n + st.keys[hit, 1]  # sorted: the store is in key order
+        first = np.flatnonzero(np.diff(code, prepend=-1)) if len(code) else np.zeros(0, np.int64)
+        codes = code[first]
+        points = np.add.reduceat(pts[hit], first) if len(first) else np.zeros(0, np.int64)
+        rows = np.stack([codes // max(n, 1), codes % max(n, 1)], axis=1)
+        prev_rows, _ = self._touch
+        prev = np.sort(prev_rows[:, 0] * n + prev_rows[:, 1])
+        was = _member(codes, prev)
+        gone = prev_rows[~_member(prev_rows[:, 0] * n + prev_rows[:, 1], codes)]
+        ends = list(getattr(self, "_gone", [])) + [(self._bodies[i], self._bodies[j]) for i, j in gone]
+        self._gone = []
+        self._touch = (rows, points)
+        self._events = (~was, was, ends)
+        self._event_list = None
+
+    # -- mid phase ------------------------------------------------------------------------
+
+    def _shape(self, shape):
+        """``(kind, hull id, core id)`` of a shape, packing it into the tables the first time."""
+        got = self._shape_ids.get(id(shape))
+        if got is None or got[0] is not shape:
+            kind = _shape_kind(shape)
+            hull = self._hulls.add(shape.poly) if kind == _HULL else -1
+            core = self._cores.add(shape) if kind in _CORE_KINDS else -1
+            got = (shape, kind, hull, core)
+            self._shape_ids[id(shape)] = got
+        return got[1:]
+
+    def _rows(self, bodies, table):
+        """Per body row, its first shape's kind, hull id, core id and (a half-space) local plane."""
+        key = (id(table), getattr(table, "version", None), id(bodies), len(bodies))
+        if self._row_info[0] == key and key[1] is not None:
+            return self._row_info[1]
+        n = len(bodies)
+        kind = np.full(n, _OTHER, np.int64)
+        hull = np.full(n, -1, np.int64)
+        core = np.full(n, -1, np.int64)
+        plane = np.zeros((n, 4))
+        for k, b in enumerate(bodies):
+            if b.shapes:
+                kind[k], hull[k], core[k] = self._shape(b.shapes[0])
+                if kind[k] == _HALF:
+                    plane[k, :3], plane[k, 3] = b.shapes[0].normal, b.shapes[0].offset
+        info = SimpleNamespace(kind=kind, hull=hull, core=core, plane=plane)
+        self._row_info = (key, info)
+        return info
+
+    def _piece_pairs(self, bodies, table, ra, rb, margins):
+        """Mid phase: the piece pairs of the body pairs ``ra, rb`` whose world AABBs, grown by the
+        pair's margin, overlap; with their kinds and table ids."""
+        info = self._rows(bodies, table)
+        count = table.shape_count
+        single = (count[ra] == 1) & (count[rb] == 1)
+        cols = {name: [] for name in ("ra", "rb", "p", "q", "ka", "kb", "ha", "hb", "ca", "cb", "margin")}
+        s_ra, s_rb = ra[single], rb[single]
+        out = SimpleNamespace(ra=s_ra, rb=s_rb, p=np.zeros_like(s_ra), q=np.zeros_like(s_ra),
+                              ka=info.kind[s_ra], kb=info.kind[s_rb], ha=info.hull[s_ra], hb=info.hull[s_rb],
+                              ca=info.core[s_ra], cb=info.core[s_rb], margin=margins[single])
+        multi = np.flatnonzero(~single)
+        if not len(multi):
+            return out
+        pose = table.state.pose
+        for k in multi:
+            i, j, margin = int(ra[k]), int(rb[k]), float(margins[k])
+            a, b = bodies[i], bodies[j]
+            for p, q in _overlapping(a.shapes, pose[i], b.shapes, pose[j], margin):
+                kp, hp, cp = self._shape(a.shapes[p])
+                kq, hq, cq = self._shape(b.shapes[q])
+                for name, x in zip(cols, (i, j, p, q, kp, kq, hp, hq, cp, cq, margin)):
+                    cols[name].append(x)
+        for name in cols:
+            extra = np.array(cols[name], dtype=float if name == "margin" else np.int64)
+            setattr(out, name, np.concatenate([getattr(out, name), extra]))
+        return out
+
+    # -- narrow phase ---------------------------------------------------------------------
+
+    def _hull_batch(self, old, keys, ha, hb, table, margins):
+        """Hull-hull piece pairs in one compiled call, each starting from its SAT feature cache."""
+        src = _lookup_keys(old, keys)
+        caches = np.full((len(keys), 3), -1, np.int64)
+        found = src >= 0
+        caches[found] = old.sat[src[found]]
+        pose = table.state.pose
+        batch = collide_hull_pairs(self._hulls, ha, pose[keys[:, 0]], hb, pose[keys[:, 1]], margins, caches)
+        return ContactStore.from_batch(batch, caches, keys)
+
+    def _halfspace_batch(self, keys, pp, sel, table, flip):
+        """Half-space pieces against convex pieces in one compiled call (the half-space is A, or B
+        when ``flip``: then the manifolds are turned round)."""
+        pose = table.state.pose
+        info = self._row_info[1]
+        hrow, crow = (keys[:, 1], keys[:, 0]) if flip else (keys[:, 0], keys[:, 1])
+        hpiece = (pp.q if flip else pp.p)[sel]
+        cids = (pp.ca if flip else pp.cb)[sel]
+        plane = info.plane[hrow]
+        if np.any(hpiece != 0):  # a half-space that is not its body's first shape
+            for k in np.flatnonzero(hpiece != 0):
+                h = self._body_shape(hrow[k], hpiece[k])
+                plane[k, :3], plane[k, 3] = h.normal, h.offset
+        rot = pose[hrow, :3, :3]
+        normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
+        offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
+        batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel])
+        if flip:
+            batch.normal *= -1.0
+            batch.points_a, batch.points_b = batch.points_b, batch.points_a
+            batch.kind[:] = KIND_NAMES.index("face_b")
+        return ContactStore.from_batch(batch, None, keys)
+
+    def _body_shape(self, row, piece):
+        return self._bodies[int(row)].shapes[int(piece)]
+
+    def _one_by_one(self, bodies, table, pp, index, caches):
+        """The pairs outside the batches, one narrow-phase call each."""
+        pose = table.state.pose
+        rows = []
+        old_caches = self._caches
+        for k in index:
+            i, j, p, q, margin = int(pp.ra[k]), int(pp.rb[k]), int(pp.p[k]), int(pp.q[k]), float(pp.margin[k])
+            sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]
+            if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
+                if isinstance(sa, TriMesh):
+                    found = [(g, flip_manifold(m)) for g, m in collide_convex_trimesh(sb, pose[j], sa, pose[i],
+                                                                                      margin)]
+                else:
+                    found = collide_convex_trimesh(sa, pose[i], sb, pose[j], margin)
+            else:
+                cache = old_caches.get((i, j, p, q)) or PairCache()
+                caches[(i, j, p, q)] = cache
+                found = [(0, collide_shapes(sa, pose[i], sb, pose[j], margin, cache))]
+            for g, m in found:
+                if len(m.depths):
+                    rows.append(((i, j, p, q, int(g)), m))
+        st = ContactStore(len(rows))
+        for r, (key, m) in enumerate(rows):
+            c = len(m.depths)
+            if c > 4:
+                raise RuntimeError(f"a manifold of {c} points (at most 4 expected) for the pair {key}")
+            st.keys[r] = key
+            st.count[r] = c
+            st.normal[r] = m.normal
+            st.kind[r] = KIND_NAMES.index(m.kind)
+            st.tests[r], st.sat_depth[r] = m.tests, m.sat_depth
+            st.sat[r] = -1
+            st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b
+            st.depths[r, :c], st.ids[r, :c] = m.depths, m.ids
+        return st
 
 
-def _within(m, margin):
-    """``m`` with only its points whose gap is at most ``margin`` (None if none is left)."""
-    keep = m.depths >= -margin
-    if keep.all():
-        return m
-    if not keep.any():
-        return None
-    return Manifold(m.normal, m.points_a[keep], m.points_b[keep], m.depths[keep], m.ids[keep], m.kind, m.tests,
-                    m.sat_depth)
+def _overlapping(shapes_a, pose_a, shapes_b, pose_b, margin):
+    """The piece pairs ``(p, q)`` whose world AABBs, grown by the margin, overlap."""
+    if len(shapes_a) == 1 and len(shapes_b) == 1:
+        return [(0, 0)]
+    ba = np.array([shape_world_aabb(s, pose_a) for s in shapes_a])
+    bb = np.array([shape_world_aabb(s, pose_b) for s in shapes_b])
+    lo_a, hi_a = ba[:, 0] - margin, ba[:, 1] + margin
+    overlap = np.all((lo_a[:, None] <= bb[None, :, 1]) & (bb[None, :, 0] <= hi_a[:, None]), axis=2)
+    return [(int(p), int(q)) for p, q in zip(*np.nonzero(overlap))]
 
 
-def _resting(body):
-    """A body whose contacts need no update: static, or dynamic and asleep."""
-    return body.motion == "static" or (body.motion == "dynamic" and body.sleeping)
+def _snapshot(bodies):
+    """What :meth:`ContactManager.update` reads of a :class:`app.body.BodyTable`, from a body list."""
+    n = len(bodies)
+    state = SimpleNamespace(pose=np.array([b.pose for b in bodies]).reshape(n, 4, 4),
+                            sleeping=np.array([b.sleeping for b in bodies], dtype=bool).reshape(n))
+    motion = np.array([DYNAMIC if b.moves else STATIC if b.motion == "static" else 1 for b in bodies],
+                      dtype=np.int8).reshape(n)
+    return SimpleNamespace(state=state, motion=motion,
+                           shape_count=np.array([len(b.shapes) for b in bodies], np.int64).reshape(n))
+

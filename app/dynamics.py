@@ -22,7 +22,9 @@ centre of mass and ``body.spin`` the angular velocity (world frame, rad/s).
 """
 
 import numpy as np
+from numba import njit
 
+from .body import DYNAMIC, KINEMATIC
 from .solver import ContactRows, solve_contacts
 
 __all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME"]
@@ -33,29 +35,42 @@ SLEEP_SPIN = 0.1
 SLEEP_TIME = 0.5
 
 
-def quat_from_matrix(r):
-    """Unit quaternions ``(n, 4)`` as (w, x, y, z) of rotations ``(n, 3, 3)`` (Shepperd's method)."""
-    r = np.asarray(r, float)
-    n = len(r)
-    q = np.empty((n, 4))
-    tr = r[:, 0, 0] + r[:, 1, 1] + r[:, 2, 2]
-    diag = np.stack([tr, r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]], axis=1)
-    k = np.argmax(diag, axis=1)
-    for i in range(n):  # the largest component first keeps the division well conditioned
+@njit(cache=True)
+def _quat_kernel(r, q):
+    for i in range(r.shape[0]):
         m = r[i]
-        if k[i] == 0:
-            s = np.sqrt(1.0 + tr[i]) * 2
-            q[i] = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
-        elif k[i] == 1:
+        tr = m[0, 0] + m[1, 1] + m[2, 2]
+        k, best = 0, tr
+        for j in range(3):  # the largest component first keeps the division well conditioned
+            if m[j, j] > best:
+                k, best = j + 1, m[j, j]
+        if k == 0:
+            s = np.sqrt(1.0 + tr) * 2
+            q[i, 0], q[i, 1], q[i, 2], q[i, 3] = 0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, \
+                (m[1, 0] - m[0, 1]) / s
+        elif k == 1:
             s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
-            q[i] = ((m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s)
-        elif k[i] == 2:
+            q[i, 0], q[i, 1], q[i, 2], q[i, 3] = (m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, \
+                (m[0, 2] + m[2, 0]) / s
+        elif k == 2:
             s = np.sqrt(1.0 - m[0, 0] + m[1, 1] - m[2, 2]) * 2
-            q[i] = ((m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s)
+            q[i, 0], q[i, 1], q[i, 2], q[i, 3] = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, \
+                (m[1, 2] + m[2, 1]) / s
         else:
             s = np.sqrt(1.0 - m[0, 0] - m[1, 1] + m[2, 2]) * 2
-            q[i] = ((m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s)
-    return q / np.linalg.norm(q, axis=1)[:, None]
+            q[i, 0], q[i, 1], q[i, 2], q[i, 3] = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, \
+                (m[1, 2] + m[2, 1]) / s, 0.25 * s
+        norm = np.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
+        for j in range(4):
+            q[i, j] /= norm
+
+
+def quat_from_matrix(r):
+    """Unit quaternions ``(n, 4)`` as (w, x, y, z) of rotations ``(n, 3, 3)`` (Shepperd's method)."""
+    r = np.ascontiguousarray(r, dtype=float).reshape(-1, 3, 3)
+    q = np.empty((len(r), 4))
+    _quat_kernel(r, q)
+    return q
 
 
 def matrix_from_quat(q):
@@ -77,6 +92,53 @@ def _quat_step(q, w, dt):
     dv = w * qw + np.cross(w, qv)
     out = q + 0.5 * dt * np.concatenate([dw, dv], axis=1)
     return out / np.linalg.norm(out, axis=1)[:, None]
+
+
+@njit(cache=True)
+def _root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def _islands(a, b, linked, dyn, kin_moving, slow, sleeping, still, grab, dt, sleep_time, fell):
+    """Union-find of the dynamic bodies over the ``linked`` manifolds (rows ``a``, ``b``); each
+    island sleeps once all its members have been ``slow`` for ``sleep_time`` and none is touched
+    by a moving kinematic body, and wakes whole otherwise. Updates ``sleeping`` and ``still``;
+    ``fell[k]`` is set for a body that falls asleep now."""
+    n = dyn.shape[0]
+    parent = np.arange(n)
+    kicked = np.zeros(n, np.bool_)
+    for m in range(a.shape[0]):
+        if not linked[m]:
+            continue
+        i, j = a[m], b[m]
+        if dyn[i] and dyn[j]:
+            parent[_root(parent, i)] = _root(parent, j)
+        if dyn[i] and kin_moving[j]:
+            kicked[i] = True
+        if dyn[j] and kin_moving[i]:
+            kicked[j] = True
+    for k in range(n):
+        if dyn[k] and not sleeping[k]:
+            still[k] = still[k] + dt if (slow[k] and k != grab) else 0.0
+    ready = np.ones(n, np.bool_)
+    for k in range(n):
+        if dyn[k]:
+            r = _root(parent, k)
+            ready[r] = ready[r] and (sleeping[k] or still[k] >= sleep_time) and not kicked[k]
+    for k in range(n):
+        fell[k] = False
+        if dyn[k]:
+            if ready[_root(parent, k)]:
+                if not sleeping[k]:
+                    sleeping[k] = True
+                    fell[k] = True
+            elif sleeping[k]:  # woken by its island
+                sleeping[k] = False
+                still[k] = 0.0
 
 
 class Dynamics:
@@ -107,9 +169,8 @@ class Dynamics:
         self.friction = float(friction)
         self.restitution = float(restitution)
         self.warm_start = bool(warm_start)
-        self.stats = {"dynamic": 0, "contact_points": 0}
+        self.stats = {"dynamic": 0, "contact_points": 0, "sleeping": 0}
         self.grab = None  # (body, point in its model frame, world target): the mouse spring
-        self._inverses = {}  # id(mass properties) -> (them, inverse inertia)
 
     def grab_body(self, body, point, target):
         """Pull the world ``point`` of ``body`` towards ``target`` with a critically damped spring
@@ -125,67 +186,49 @@ class Dynamics:
     def release(self):
         self.grab = None
 
-    def _sleep(self, bodies, manifolds, dt):
+    @staticmethod
+    def moves(body):
+        """True for a body this class moves (dynamic, with mass)."""
+        return body.moves
+
+    def _grab_row(self, table):
+        if self.grab is None:
+            return -1
+        body = self.grab[0]
+        return body._row if body._st is table.state else -1
+
+    def _sleep(self, table, store, dt):
         """Islands of dynamic bodies that touch (union-find over the manifolds) sleep together once
         every member has moved slower than SLEEP_SPEED / SLEEP_SPIN for SLEEP_TIME; an island with
         one body awake (a ball hits the pile, the user grabs it) wakes whole. A sleeping body keeps
         its pose exactly and its contacts are not recomputed (:mod:`app.contacts`)."""
-        dyn = [b for b in bodies if self.moves(b)]
-        if not dyn:
+        st = table.state
+        dyn = table.motion == DYNAMIC
+        if not dyn.any():
             return
-        parent = {id(b): id(b) for b in dyn}
+        speed = np.sqrt(np.einsum("ij,ij->i", st.velocity, st.velocity))
+        spin = np.sqrt(np.einsum("ij,ij->i", st.spin, st.spin))
+        slow = (speed < SLEEP_SPEED) & (spin < SLEEP_SPIN)
+        moving = dyn & ~st.sleeping & ~slow
+        kin_moving = (table.motion == KINEMATIC) & (np.any(st.velocity != 0, axis=1) | np.any(st.spin != 0, axis=1))
+        a, b = store.keys[:, 0], store.keys[:, 1]
+        valid = np.arange(4)[None, :] < store.count[:, None]
+        # bodies in contact, or about to be (a speculative point of a moving body): a ball flying at a
+        # sleeping pile wakes it in the step it would hit, not one step after
+        linked = (np.any(valid & (store.depths >= 0.0), axis=1) | np.any(valid & (store.impulse[:, :, 0] > 0.0), axis=1)
+                  | moving[a] | moving[b])
+        fell = np.zeros(len(dyn), bool)
+        _islands(np.ascontiguousarray(a), np.ascontiguousarray(b), linked, dyn, kin_moving, slow, st.sleeping,
+                 st.still, self._grab_row(table), float(dt), float(SLEEP_TIME), fell)
+        st.velocity[fell] = 0.0
+        st.spin[fell] = 0.0
 
-        def root(i):
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        kicked = set()  # touched by a moving kinematic body (the user's): its island wakes
-        def moving(b):
-            return not b.sleeping and (float(np.linalg.norm(b.velocity)) >= SLEEP_SPEED
-                                       or float(np.linalg.norm(b.spin)) >= SLEEP_SPIN)
-
-        for pm in manifolds:
-            # bodies in contact, or about to be (a speculative point of a moving body): a ball flying
-            # at a sleeping pile wakes it in the step it would hit, not one step after
-            if not (pm.touching or np.any(pm.impulses[:, 0] > 0.0) or
-                    (id(pm.a) in parent and moving(pm.a)) or (id(pm.b) in parent and moving(pm.b))):
-                continue
-            if id(pm.a) in parent and id(pm.b) in parent:
-                parent[root(id(pm.a))] = root(id(pm.b))
-            for this, other in ((pm.a, pm.b), (pm.b, pm.a)):
-                if id(this) in parent and other.motion == "kinematic" and (np.any(other.velocity) or
-                                                                           np.any(other.spin)):
-                    kicked.add(id(this))
-        grabbed = self.grab[0] if self.grab is not None else None
-        for b in dyn:
-            if b.sleeping:
-                continue
-            slow = (float(np.linalg.norm(b.velocity)) < SLEEP_SPEED and float(np.linalg.norm(b.spin)) < SLEEP_SPIN
-                    and b is not grabbed)
-            b.still = b.still + dt if slow else 0.0
-        ready = {}
-        for b in dyn:
-            r = root(id(b))
-            ready[r] = ready.get(r, True) and (b.sleeping or b.still >= SLEEP_TIME) and id(b) not in kicked
-        for b in dyn:
-            if ready[root(id(b))]:
-                if not b.sleeping:
-                    b.sleeping = True
-                    b.velocity, b.spin = np.zeros(3), np.zeros(3)
-            elif b.sleeping:  # woken by its island
-                b.sleeping = False
-                b.still = 0.0
-
-    def _spring(self, dyn, x, v, w, inv_m, inv_i, dt):
-        """The grab spring's impulse on its body this step: stiffness for a period of ~0.15 s at the
-        body's mass, critically damped, along the grabbed point's error and velocity."""
+    def _spring(self, k, table, x, v, w, inv_m, inv_i, dt):
+        """The grab spring's impulse on its body (awake row ``k``) this step: stiffness for a period
+        of ~0.15 s at the body's mass, critically damped, along the grabbed point's error and velocity."""
         body, local, target = self.grab
-        k = next((i for i, b in enumerate(dyn) if b is body), None)
-        if k is None:
-            return
-        r = body.pose[:3, :3] @ local + body.pose[:3, 3] - x[k]
+        pose = table.state.pose[body._row]
+        r = pose[:3, :3] @ local + pose[:3, 3] - x[k]
         point_v = v[k] + np.cross(w[k], r)
         omega = 2 * np.pi / 0.15
         error = x[k] + r - target
@@ -194,111 +237,82 @@ class Dynamics:
         v[k] += inv_m[k] * impulse
         w[k] += inv_i[k] @ np.cross(r, impulse)
 
-    def _inverse_inertia(self, mass):
-        """The inverse of a body's model-frame inertia tensor, computed once per mass properties."""
-        inv = self._inverses.get(id(mass))
-        if inv is None or inv[0] is not mass:
-            inv = (mass, np.linalg.inv(mass.inertia))
-            self._inverses[id(mass)] = inv
-        return inv[1]
-
-    @staticmethod
-    def moves(body):
-        """True for a body this class moves (dynamic, with mass)."""
-        return body.motion == "dynamic" and body.mass is not None
-
-    def step(self, bodies, manifolds, dt):
-        """Advance the dynamic bodies of ``bodies`` by ``dt`` under the contacts of ``manifolds``
-        (:class:`app.contacts.PersistentManifold`, whose impulses are updated)."""
-        manifolds = list(manifolds)
-        self._sleep(bodies, manifolds, dt)
-        dyn = [b for b in bodies if self.moves(b) and not b.sleeping]
-        self.stats = {"dynamic": len(dyn), "contact_points": 0,
-                      "sleeping": sum(1 for b in bodies if self.moves(b) and b.sleeping)}
-        if not dyn:
+    def step(self, table, store, dt):
+        """Advance the dynamic bodies of ``table`` (an :class:`app.body.BodyTable`) by ``dt`` under
+        the contacts of ``store`` (an :class:`app.contacts.ContactStore`, whose impulses are updated)."""
+        st = table.state
+        self._sleep(table, store, dt)
+        dyn = table.motion == DYNAMIC
+        awake = dyn & ~st.sleeping
+        idx = np.flatnonzero(awake)
+        self.stats = {"dynamic": len(idx), "contact_points": 0, "sleeping": int(np.count_nonzero(dyn & st.sleeping))}
+        if not len(idx):
             return
-        row = {id(b): k for k, b in enumerate(dyn)}
-        pose = np.array([b.pose for b in dyn])
+        where = np.full(len(dyn), -1, np.int64)
+        where[idx] = np.arange(len(idx))
+        pose = st.pose[idx]
         rot = pose[:, :3, :3]
-        com_local = np.array([b.mass.center for b in dyn])
+        com_local = table.com[idx]
         x = np.einsum("nij,nj->ni", rot, com_local) + pose[:, :3, 3]
-        v = np.array([b.velocity for b in dyn], float)
-        w = np.array([b.spin for b in dyn], float)
-        inv_m = np.array([1.0 / b.mass.mass for b in dyn])
-        inv_i_local = np.array([self._inverse_inertia(b.mass) for b in dyn])
-        inv_i = rot @ inv_i_local @ np.transpose(rot, (0, 2, 1))
+        v = st.velocity[idx]
+        w = st.spin[idx]
+        inv_m = table.inv_mass[idx]
+        inv_i = rot @ table.inv_inertia[idx] @ np.transpose(rot, (0, 2, 1))
 
         v += self.gravity * dt
         v /= 1.0 + self.linear_damping * dt
         w /= 1.0 + self.angular_damping * dt
-        if self.grab is not None:
-            self._spring(dyn, x, v, w, inv_m, inv_i, dt)
+        g = self._grab_row(table)
+        if g >= 0 and where[g] >= 0:
+            self._spring(where[g], table, x, v, w, inv_m, inv_i, dt)
 
-        rows, kin, owners = self._rows(manifolds, row, x)
+        rows, kin, slots = self._rows(table, store, where, x)
         pv = pw = 0.0
         if rows is not None:
             pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start)
-            for pm, lo, hi in owners:
-                pm.impulses[:] = rows.impulse[lo:hi]
+            store.impulse[slots] = rows.impulse
             self.stats["contact_points"] = len(rows.ia)
 
         x += (v + pv) * dt
         q = _quat_step(quat_from_matrix(rot), w + pw, dt)
         rot = matrix_from_quat(q)
-        t = x - np.einsum("nij,nj->ni", rot, com_local)
-        for k, b in enumerate(dyn):
-            p = np.eye(4)
-            p[:3, :3] = rot[k]
-            p[:3, 3] = t[k]
-            b.pose = p
-            b.velocity = v[k]
-            b.spin = w[k]
+        pose[:, :3, :3] = rot
+        pose[:, :3, 3] = x - np.einsum("nij,nj->ni", rot, com_local)
+        st.pose[idx] = pose
+        st.velocity[idx] = v
+        st.spin[idx] = w
 
-    def _rows(self, manifolds, row, x):
-        """The contact points touching a dynamic body, as :class:`ContactRows`."""
-        parts = []
-        owners = []
-        n = 0
-        for pm in manifolds:
-            ia, ib = row.get(id(pm.a), -1), row.get(id(pm.b), -1)
-            if ia < 0 and ib < 0:
-                continue
-            k = len(pm.manifold.depths)
-            parts.append((pm, ia, ib))
-            owners.append((pm, n, n + k))
-            n += k
-        if not n:
-            return None, None, owners
-        ia = np.empty(n, np.int64)
-        ib = np.empty(n, np.int64)
-        normal = np.empty((n, 3))
-        point = np.empty((n, 3))
-        depth = np.empty(n)
-        fric = np.empty(n)
-        rest = np.empty(n)
-        impulse = np.empty((n, 3))
-        kin = np.zeros((n, 2, 3))
-        ra = np.empty((n, 3))
-        rb = np.empty((n, 3))
-        for (pm, a, b), (_, lo, hi) in zip(parts, owners):
-            m = pm.manifold
-            ia[lo:hi], ib[lo:hi] = a, b
-            normal[lo:hi] = m.normal
-            p = m.points
-            point[lo:hi] = p
-            depth[lo:hi] = m.depths
-            fa = self.friction if pm.a.friction is None else pm.a.friction
-            fb = self.friction if pm.b.friction is None else pm.b.friction
-            fric[lo:hi] = np.sqrt(fa * fb)
-            rest[lo:hi] = max(self.restitution if pm.a.restitution is None else pm.a.restitution,
-                              self.restitution if pm.b.restitution is None else pm.b.restitution)
-            impulse[lo:hi] = pm.impulses
-            for side, body, r, out in ((0, pm.a, a, ra), (1, pm.b, b, rb)):
-                if r >= 0:
-                    out[lo:hi] = p - x[r]
-                else:  # infinite mass: its own velocity at the contact point, and r = 0
-                    out[lo:hi] = 0.0
-                    if body.motion == "kinematic":
-                        centre = body.world_center()
-                        kin[lo:hi, side] = body.velocity + np.cross(body.spin, p - centre)
-        return ContactRows(ia, ib, normal, ra, rb, depth, fric, rest, impulse), kin, owners
+    def _rows(self, table, store, where, x):
+        """The contact points touching an awake dynamic body, as :class:`ContactRows`; with the
+        kinematic velocities and the store slots ``(manifold rows, point slots)`` they came from."""
+        if not len(store):
+            return None, None, None
+        ia_m, ib_m = where[store.keys[:, 0]], where[store.keys[:, 1]]
+        valid = (np.arange(4)[None, :] < store.count[:, None]) & ((ia_m >= 0) | (ib_m >= 0))[:, None]
+        mrow, slot = np.nonzero(valid)
+        if not len(mrow):
+            return None, None, None
+        ia, ib = ia_m[mrow], ib_m[mrow]
+        normal = store.normal[mrow]
+        point = 0.5 * (store.points_a[mrow, slot] + store.points_b[mrow, slot])
+        depth = store.depths[mrow, slot]
+        fr = np.where(np.isnan(table.friction), self.friction, table.friction)
+        re = np.where(np.isnan(table.restitution), self.restitution, table.restitution)
+        a_row, b_row = store.keys[mrow, 0], store.keys[mrow, 1]
+        fric = np.sqrt(fr[a_row] * fr[b_row])
+        rest = np.maximum(re[a_row], re[b_row])
+        impulse = store.impulse[mrow, slot]
+        ra = np.where((ia >= 0)[:, None], point - x[np.maximum(ia, 0)], 0.0)
+        rb = np.where((ib >= 0)[:, None], point - x[np.maximum(ib, 0)], 0.0)
+        kin = np.zeros((len(mrow), 2, 3))
+        st = table.state
+        for side, rows_ in ((0, a_row), (1, b_row)):
+            moving = (table.motion[rows_] == KINEMATIC) & (where[rows_] < 0)
+            if moving.any():
+                r = rows_[moving]
+                pose = st.pose[r]
+                centre = np.einsum("nij,nj->ni", pose[:, :3, :3], table.root_center[r]) + pose[:, :3, 3]
+                kin[moving, side] = st.velocity[r] + np.cross(st.spin[r], point[moving] - centre)
+        rows = ContactRows(ia, ib, np.ascontiguousarray(normal), np.ascontiguousarray(ra), np.ascontiguousarray(rb),
+                           np.ascontiguousarray(depth), fric, rest, np.ascontiguousarray(impulse))
+        return rows, kin, (mrow, slot)

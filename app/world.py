@@ -15,16 +15,19 @@ exact intersecting triangles and their intersection segments
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 import collision as co
 from collision.broad_phase import BROAD_PHASES, make_broad_phase
-from collision.shapes import HalfSpace, Hull
+from collision.shapes import HalfSpace
 
+from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties
 from .contacts import ContactManager
 from .dynamics import Dynamics
+
+__all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations", "pose_matrix", "orthonormalize"]
 
 
 def rotation(axis, angle):
@@ -65,116 +68,6 @@ def rotations(axes, angles):
     k -= np.transpose(k, (0, 2, 1))
     s, c = np.sin(angles)[:, None, None], np.cos(angles)[:, None, None]
     return np.eye(3) + s * k + (1 - c) * (k @ k)
-
-
-@dataclass(eq=False)
-class Body:
-    """A rigid mesh in the scene.
-
-    Attributes
-    ----------
-    name : str
-    vertices : (n, 3) float64
-        Model-frame vertices (for drawing).
-    faces : (m, 3) int64
-    tree : collision.OBBTree
-    pose : (4, 4) float64
-        Model-to-world transform.
-    color : (3,) float
-        RGB in 0..1.
-    spin : (3,) float64
-        Angular velocity (rad/s, world frame) about the body's centre.
-    velocity : (3,) float64
-        Linear velocity (units/s, world frame).
-    motion : str
-        ``"static"`` bodies never move; ``"kinematic"`` and ``"dynamic"`` ones
-        move with their velocities (forces and responses come with the
-        dynamics).
-    pieces : app.pieces.ConvexPieces or None
-        Convex pieces with their trees (scene files; None for the demo meshes).
-    mass : MassProperties or None
-        From the closed mesh and the density; None for open meshes (static only).
-    friction, restitution : float or None
-        Contact coefficients; None takes the dynamics' defaults.
-    sleeping : bool
-        A resting dynamic body whose island sleeps (see :mod:`app.dynamics`); ``still`` is how
-        long (s) it has been slow.
-    shapes : list of collision shapes
-        The convex shapes of the narrow phase, model frame: the pieces' hulls
-        by default; a sphere / capsule primitive's exact shape; a plane's
-        half-space. Empty: the body only gets exact triangle contacts.
-    """
-
-    name: str
-    vertices: np.ndarray
-    faces: np.ndarray
-    tree: co.OBBTree
-    pose: np.ndarray
-    color: tuple
-    spin: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    home: np.ndarray = None
-    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    motion: str = "kinematic"
-    pieces: object = None
-    mass: object = None
-    shapes: list = None
-    friction: float = None
-    restitution: float = None
-    sleeping: bool = False
-    still: float = 0.0
-
-    def __post_init__(self):
-        if self.shapes is None:
-            self.shapes = [Hull(h) for h in self.pieces.hulls] if self.pieces is not None else []
-        self.pose = np.array(self.pose, dtype=float)
-        self.spin = np.asarray(self.spin, dtype=float)
-        self.velocity = np.asarray(self.velocity, dtype=float)
-        if self.home is None:
-            self.home = self.pose.copy()
-        self.home_motion = (self.velocity.copy(), self.spin.copy())
-        self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
-
-    def wake(self):
-        """Back to the simulation (a sleeping body is frozen until its island wakes)."""
-        self.sleeping = False
-        self.still = 0.0
-
-    @property
-    def unbounded(self):
-        """True for a body with a half-space (an infinite ground): it stays out of the broad phase."""
-        return any(isinstance(s, HalfSpace) for s in self.shapes)
-
-    def world_aabb(self):
-        """(2, 3): tight world AABB of the root OBB (|R| times the half extents)."""
-        rot = self.pose[:3, :3] @ self.tree.axes[0].T
-        center = self.pose[:3, :3] @ self.tree.centers[0] + self.pose[:3, 3]
-        half = np.abs(rot) @ self.tree.half_extents[0]
-        return np.stack([center - half, center + half])
-
-    def world_center(self):
-        return self.pose[:3, :3] @ self.tree.centers[0] + self.pose[:3, 3]
-
-
-@dataclass(frozen=True)
-class MassProperties:
-    """Mass properties of a closed mesh at a density.
-
-    Attributes
-    ----------
-    density : float
-    volume : float
-    mass : float
-    center : (3,) float64
-        Centre of mass, model frame.
-    inertia : (3, 3) float64
-        Inertia tensor about the centre of mass, model frame axes.
-    """
-
-    density: float
-    volume: float
-    mass: float
-    center: np.ndarray
-    inertia: np.ndarray
 
 
 @dataclass(eq=False)
@@ -220,6 +113,7 @@ class World:
     def __init__(self, bodies, dt=1.0 / 120.0, max_steps=8, broad_phase="tree", margin=0.01, exact=True,
                  gravity=(0.0, -9.81, 0.0)):
         self.bodies = list(bodies)
+        self.table = BodyTable()  # the bodies' packed state (app.body); follows self.bodies
         self.dt = dt
         self.max_steps = max_steps
         self.accumulator = 0.0
@@ -232,9 +126,7 @@ class World:
         self.dynamics = Dynamics(gravity)
         self._fresh = False  # the manifolds are of the current poses
         self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
-        self.events = []
-        self._roots = (None, None)
-        self._boxes = ([], np.zeros((0, 2, 3)))  # bounded bodies and their (swept) boxes, last broad phase
+        self._boxes = (np.zeros(0, np.int64), np.zeros((0, 2, 3)))  # bounded rows, their (swept) boxes
         self._candidates = []
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
@@ -280,35 +172,43 @@ class World:
         """One fixed step: move the bodies (kinematic ones by their velocities, dynamic ones by
         gravity and the impulses of the current contacts), then the broad, mid and narrow phases
         find the contacts of the new poses."""
+        t = self.sync()
         if not self._fresh:
-            self.collide()
+            self._collide(t)
         t0 = time.perf_counter()
-        self.integrate()
-        self.dynamics.step(self.bodies, self.manager.manifolds.values(), self.dt)
+        self._integrate(t)
+        self.dynamics.step(t, self.manager.store, self.dt)
         self.time += self.dt
         self._frame_times["update"] += time.perf_counter() - t0
-        self.collide()
+        self._collide(t)
+
+    def sync(self):
+        """Bring :attr:`table` up to date with :attr:`bodies` (added, removed or changed bodies)."""
+        self.table.adopt(self.bodies)
+        return self.table
 
     def integrate(self):
         """The kinematic motion of one step: bodies that the dynamics does not move translate
         with their velocity and spin about their centre (static bodies stay)."""
+        self._integrate(self.sync())
+
+    def _integrate(self, t):
         self._fresh = False
-        kinematic = [b for b in self.bodies if b.motion != "static" and not Dynamics.moves(b)]
-        for b in kinematic:
-            if np.any(b.velocity):
-                b.pose[:3, 3] += b.velocity * self.dt
-        moving = [b for b in kinematic if np.any(b.spin)]
-        if moving:  # all spinning bodies at once
-            spin = np.array([b.spin for b in moving])
+        st = t.state
+        kin = np.flatnonzero(t.motion == KINEMATIC)  # kinematic, and dynamic bodies without mass
+        if not len(kin):
+            return
+        st.pose[kin, :3, 3] += st.velocity[kin] * self.dt
+        spinning = kin[np.any(st.spin[kin] != 0, axis=1)]
+        if len(spinning):  # all spinning bodies at once
+            spin = st.spin[spinning]
             w = np.linalg.norm(spin, axis=1)
             rot = rotations(spin / w[:, None], w * self.dt)
-            p = np.array([b.pose for b in moving])
-            centre = np.einsum("nij,nj->ni", p[:, :3, :3], np.array([b.tree.centers[0] for b in moving]))
-            centre += p[:, :3, 3]
+            p = st.pose[spinning]
+            centre = np.einsum("nij,nj->ni", p[:, :3, :3], t.root_center[spinning]) + p[:, :3, 3]
             p[:, :3, :3] = rot @ p[:, :3, :3]
             p[:, :3, 3] = np.einsum("nij,nj->ni", rot, p[:, :3, 3] - centre) + centre
-            for b, pose in zip(moving, orthonormalize(p)):
-                b.pose = pose
+            st.pose[spinning] = orthonormalize(p)
 
     def reset(self):
         for b in self.bodies:
@@ -345,103 +245,126 @@ class World:
 
         ``index`` (m,) selects bodies; default all.
         """
-        bodies = self.bodies if index is None else [self.bodies[k] for k in index]
-        if not bodies:
+        return self._world_aabbs(self.sync(), index)
+
+    @staticmethod
+    def _world_aabbs(t, index=None):
+        rows = np.arange(len(t)) if index is None else np.asarray(index, np.int64).reshape(-1)
+        if not len(rows):
             return np.zeros((0, 2, 3))
-        key = tuple(map(id, bodies))
-        if self._roots[0] != key:  # the body list changed: gather the root boxes again
-            self._roots = (key, (np.array([b.tree.centers[0] for b in bodies]),
-                                 np.array([b.tree.axes[0] for b in bodies]),
-                                 np.array([b.tree.half_extents[0] for b in bodies])))
-        c, axes, half = self._roots[1]
-        pose = np.array([b.pose for b in bodies])
+        pose = t.state.pose[rows]
         r = pose[:, :3, :3]
-        rot = r @ np.transpose(axes, (0, 2, 1))
-        centre = np.einsum("nij,nj->ni", r, c) + pose[:, :3, 3]
-        h = np.einsum("nij,nj->ni", np.abs(rot), half)
+        rot = r @ np.transpose(t.root_axes[rows], (0, 2, 1))
+        centre = np.einsum("nij,nj->ni", r, t.root_center[rows]) + pose[:, :3, 3]
+        h = np.einsum("nij,nj->ni", np.abs(rot), t.root_half[rows])
         return np.stack([centre - h, centre + h], axis=1)
 
     def broad_phase(self, sweep=None):
         """Candidate body pairs ``[(i, j), ...]`` (i < j, sorted): overlapping world AABBs of the
         bounded bodies, found by the current broad phase (:attr:`broad`); a dynamic body's box is
-        grown by its ``sweep`` (default :meth:`sweep`)."""
-        bounded = [k for k, b in enumerate(self.bodies) if not b.unbounded]
-        self._boxes = (bounded, self.world_aabbs(bounded))
-        if len(bounded) < 2:
-            self.broad.clear()
-            return []
-        boxes = self._padded(bounded, self._boxes[1], self.sweep() if sweep is None else sweep)
-        self._boxes = (bounded, boxes)
-        pairs = self.broad.update(boxes[:, 0], boxes[:, 1])
-        if len(bounded) == len(self.bodies):
-            return [(int(i), int(j)) for i, j in pairs]
-        idx = np.asarray(bounded)
-        return sorted((int(idx[i]), int(idx[j])) for i, j in pairs)
+        grown by its ``sweep`` ((n,) distances, default :meth:`sweep`)."""
+        return [(int(i), int(j)) for i, j in self._broad_pairs(sweep)]
 
-    def _padded(self, index, boxes, sweep):
-        """``boxes`` (n, 2, 3) of the bodies ``index`` grown by their sweep distances."""
-        if not sweep:
-            return boxes
-        pad = np.array([sweep.get(id(self.bodies[k]), 0.0) for k in index])[:, None]
-        return np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
+    def _broad_pairs(self, sweep=None):
+        """As :meth:`broad_phase`, a (k, 2) int64 array."""
+        t = self.sync()
+        bounded = np.flatnonzero(~t.unbounded)
+        boxes = self._world_aabbs(t, bounded)
+        if len(bounded) < 2:
+            self._boxes = (bounded, boxes)
+            self.broad.clear()
+            return np.zeros((0, 2), np.int64)
+        pad = (self._sweep(t) if sweep is None else np.asarray(sweep, float))[bounded][:, None]
+        boxes = np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
+        self._boxes = (bounded, boxes)
+        pairs = np.asarray(self.broad.update(boxes[:, 0], boxes[:, 1]), np.int64).reshape(-1, 2)
+        if len(bounded) == len(self.bodies):
+            return pairs
+        n = len(self.bodies)
+        code = np.sort(np.minimum(bounded[pairs[:, 0]], bounded[pairs[:, 1]]) * n
+                       + np.maximum(bounded[pairs[:, 0]], bounded[pairs[:, 1]]))
+        return np.stack([code // n, code % n], axis=1)
 
     def sweep(self):
-        """``{id(body): distance}``: how far each moving dynamic body may travel in one step,
-        ``(|v| + |w| r) dt`` with ``r`` its bounding radius (empty when none moves, or with
-        :attr:`ccd` off: then a body faster than its size per step can pass through a wall)."""
+        """(n,) how far each moving dynamic body may travel in one step, ``(|v| + |w| r) dt`` with
+        ``r`` its bounding radius (zero for the others, and for all with :attr:`ccd` off: then a body
+        faster than its size per step can pass through a wall)."""
+        return self._sweep(self.sync())
+
+    def _sweep(self, t):
+        out = np.zeros(len(t))
         if not self.ccd:
-            return {}
-        dyn = [b for b in self.bodies if Dynamics.moves(b)]
-        if not dyn:
-            return {}
-        v = np.linalg.norm(np.array([b.velocity for b in dyn]), axis=1)
-        w = np.linalg.norm(np.array([b.spin for b in dyn]), axis=1)
-        d = (v + w * np.array([b.radius for b in dyn])) * self.dt
-        return {id(b): float(x) for b, x in zip(dyn, d) if x > 0.0}
+            return out
+        dyn = (t.motion == DYNAMIC) & ~t.state.sleeping
+        if dyn.any():
+            st = t.state
+            v = np.sqrt(np.einsum("ij,ij->i", st.velocity[dyn], st.velocity[dyn]))
+            w = np.sqrt(np.einsum("ij,ij->i", st.spin[dyn], st.spin[dyn]))
+            out[dyn] = (v + w * t.radius[dyn]) * self.dt
+        return out
 
     def _ground_pairs(self):
         """Pairs of each half-space body with the moving bodies whose (swept) AABB reaches below
         its plane plus the contact margin: the lowest point of a box along the plane's normal
         ``n`` is ``n . c - |n| . h``."""
-        ground = [k for k, b in enumerate(self.bodies) if b.unbounded]
+        t = self.table
+        ground = np.flatnonzero(t.unbounded)
         bounded, boxes = self._boxes
-        if not ground or not bounded:
-            return []
-        moving = np.array([self.bodies[k].motion != "static" for k in bounded])
+        if not len(ground) or not len(bounded):
+            return np.zeros((0, 2), np.int64)
+        moving = t.motion[bounded] != STATIC
         centre, half = (boxes[:, 0] + boxes[:, 1]) / 2, (boxes[:, 1] - boxes[:, 0]) / 2
         out = []
         for g in ground:
             body = self.bodies[g]
+            pose = t.state.pose[g]
             for shape in body.shapes:
                 if not isinstance(shape, HalfSpace):
                     continue
-                n = body.pose[:3, :3] @ shape.normal
-                offset = shape.offset + float(n @ body.pose[:3, 3])
+                n = pose[:3, :3] @ shape.normal
+                offset = shape.offset + float(n @ pose[:3, 3])
                 low = centre @ n - half @ np.abs(n)
-                near = np.flatnonzero(moving & (low <= offset + self.manager.margin))
-                out += [(min(g, bounded[i]), max(g, bounded[i])) for i in near]
-        return sorted(set(out))
+                near = bounded[moving & (low <= offset + self.manager.margin)]
+                out.append(np.stack([np.minimum(g, near), np.maximum(g, near)], axis=1))
+        if not out:
+            return np.zeros((0, 2), np.int64)
+        pairs = np.concatenate(out)
+        if len(out) > 1:  # several half-spaces may pair with the same body
+            n = len(self.bodies)
+            code = np.unique(pairs[:, 0] * n + pairs[:, 1])
+            pairs = np.stack([code // n, code % n], axis=1)
+        return pairs
 
     def collide(self):
-        """Broad phase, then mid and narrow phases into persistent manifolds and events.
+        """Broad phase, then mid and narrow phases into persistent manifolds and events
+        (:attr:`events`, :attr:`manifolds`).
 
         Bodies with a half-space have no finite AABB: each is paired with the
         moving bodies whose boxes reach down to its plane.
         """
+        self._collide(self.sync())
+
+    def _collide(self, t):
         t0 = time.perf_counter()
-        sweep = self.sweep()
-        cand = self.broad_phase(sweep)
-        cand = cand + self._ground_pairs()
+        sweep = self._sweep(t)
+        cand = self._broad_pairs(sweep)
+        ground = self._ground_pairs()
+        if len(ground):
+            cand = np.concatenate([cand, ground])
         t1 = time.perf_counter()
-        self.events = self.manager.update(self.bodies, cand, sweep)
+        self.manager.update(self.bodies, cand, sweep, t)
         t2 = time.perf_counter()
         self._candidates = cand
         self._fresh = True
         self._frame_times["broad"] += t1 - t0
         self._frame_times["narrow"] += t2 - t1
-        self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), touching=len(self.manager.touching),
+        self.stats.update(broad=t1 - t0, narrow=t2 - t1, candidates=len(cand), touching=self.manager.touching_count,
                           **self.manager.stats)
-        return self.events
+
+    @property
+    def events(self):
+        """The :class:`app.contacts.ContactEvent` list of the last detection."""
+        return self.manager.events
 
     def detect(self, candidates=None):
         """Exact triangle contacts (:func:`collision.collide`) of the candidate body pairs
@@ -450,7 +373,7 @@ class World:
         t1 = time.perf_counter()
         contacts = []
         box_tests = tri_tests = 0
-        for i, j in cand:
+        for i, j in np.asarray(cand, np.int64).reshape(-1, 2).tolist():
             a, b = self.bodies[i], self.bodies[j]
             r = co.collide(a.tree, a.pose, b.tree, b.pose)
             box_tests += r.box_tests

@@ -204,7 +204,7 @@ def _first_bad_pose(poses):
 
 @njit
 def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
-                          ia, poses_a, ib, poses_b, margin, caches,
+                          ia, poses_a, ib, poses_b, margins, caches,
                           count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth):
     """Fill the output rows of every pair; returns ``(row, status)`` of a rejected pose, else ``(-1, 0)``.
 
@@ -220,7 +220,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
             EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]],
             V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]],
             EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]],
-            poses_a[k], poses_b[k], margin, min(scale[a], scale[b]), caches[k])
+            poses_a[k], poses_b[k], margins[k], min(scale[a], scale[b]), caches[k])
         if st != 0:
             return k, st
         count[k] = cnt
@@ -279,8 +279,9 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         Ids in ``table`` of each pair's hulls.
     poses_a, poses_b : (k, 4, 4) float64
         Rigid model-to-world transforms, checked once for the whole batch.
-    margin : float
-        Speculative distance >= 0 (contacts down to depth ``-margin``).
+    margin : float or (k,) float
+        Speculative distance >= 0 (contacts down to depth ``-margin``), for
+        all pairs or one per pair.
     caches : (k, 3) int64 array, optional
         One :class:`collision.manifold.SatCache` layout per pair (kind, index
         in A, index in B; ``-1`` for none), read and updated in place. Must
@@ -306,9 +307,13 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         raise ValueError(f"hull_ids_b: {len(ib)} ids for {k} in hull_ids_a")
     pa = _as_poses(poses_a, "poses_a", k)
     pb = _as_poses(poses_b, "poses_b", k)
-    margin = float(margin)
-    if not (margin >= 0.0 and math.isfinite(margin)):
-        raise ValueError(f"margin: expected a finite number >= 0, got {margin}")
+    margins = np.asarray(margin, dtype=np.float64)
+    if margins.ndim > 1 or (margins.ndim == 1 and len(margins) != k):
+        raise ValueError(f"margin: expected a number or shape ({k},), got shape {margins.shape}")
+    margins = np.ascontiguousarray(np.broadcast_to(margins, (k,)))
+    if k and not (np.all(margins >= 0.0) and np.all(np.isfinite(margins))):
+        bad = margins[~((margins >= 0.0) & np.isfinite(margins))][0]
+        raise ValueError(f"margin: expected a finite number >= 0, got {bad}")
     if caches is None:
         caches = np.full((k, 3), -1, dtype=np.int64)
     elif not (isinstance(caches, np.ndarray) and caches.dtype == np.int64 and caches.shape == (k, 3)
@@ -325,7 +330,7 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
     row, st = _collide_pairs_kernel(
         buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
-        table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margin, caches,
+        table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth)
     if st:  # cannot happen: the poses were checked above with the same test
