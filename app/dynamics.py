@@ -158,10 +158,13 @@ class Dynamics:
         restitution.
     warm_start : bool
         Start the solver from last step's impulses.
+    tolerance : float
+        The solver stops iterating once two sweeps change no contact's relative velocity by more
+        than this (scene units/s; 0 runs every iteration). Resting piles converge in a few.
     """
 
     def __init__(self, gravity=(0.0, -9.81, 0.0), iterations=20, linear_damping=0.01, angular_damping=0.05,
-                 friction=0.5, restitution=0.0, warm_start=True):
+                 friction=0.5, restitution=0.0, warm_start=True, tolerance=1e-4):
         self.gravity = np.asarray(gravity, float)
         self.iterations = int(iterations)
         self.linear_damping = float(linear_damping)
@@ -169,6 +172,7 @@ class Dynamics:
         self.friction = float(friction)
         self.restitution = float(restitution)
         self.warm_start = bool(warm_start)
+        self.tolerance = float(tolerance)
         self.stats = {"dynamic": 0, "contact_points": 0, "sleeping": 0}
         self.grab = None  # (body, point in its model frame, world target): the mouse spring
 
@@ -269,7 +273,8 @@ class Dynamics:
         rows, kin, slots = self._rows(table, store, where, x)
         pv = pw = 0.0
         if rows is not None:
-            pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start)
+            pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start,
+                                    tolerance=self.tolerance, stats=self.stats)
             store.impulse[slots] = rows.impulse
             self.stats["contact_points"] = len(rows.ia)
 

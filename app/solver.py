@@ -74,122 +74,176 @@ class ContactRows:
         self.impulse = impulse
 
 
+# Columns of the per-point constraint table: for each direction d (normal, tangent 1, tangent 2)
+# its unit vector, r_a x d, r_b x d, and their images under the inverse inertias; then the three
+# effective masses and the kinematic bodies' relative velocity along each direction.
+_U, _JA, _JB, _MA, _MB = 0, 9, 18, 27, 36
+_MASS, _KINV = 45, 48
+_WIDTH = 51
+
+
 @njit(cache=True, inline="always")
-def _mat_vec(m, i, a):
-    """``m[i] @ a`` for a stack of 3x3 matrices and a tuple vector."""
-    return (m[i, 0, 0] * a[0] + m[i, 0, 1] * a[1] + m[i, 0, 2] * a[2],
-            m[i, 1, 0] * a[0] + m[i, 1, 1] * a[1] + m[i, 1, 2] * a[2],
-            m[i, 2, 0] * a[0] + m[i, 2, 1] * a[1] + m[i, 2, 2] * a[2])
+def _get(p, c, o):
+    return (p[c, o], p[c, o + 1], p[c, o + 2])
+
+
+@njit(cache=True, inline="always")
+def _put(p, c, o, x):
+    p[c, o], p[c, o + 1], p[c, o + 2] = x[0], x[1], x[2]
+
+
+@njit(cache=True, inline="always")
+def _inv_i_times(inv_i, a, x):
+    return (inv_i[a, 0, 0] * x[0] + inv_i[a, 0, 1] * x[1] + inv_i[a, 0, 2] * x[2],
+            inv_i[a, 1, 0] * x[0] + inv_i[a, 1, 1] * x[1] + inv_i[a, 1, 2] * x[2],
+            inv_i[a, 2, 0] * x[0] + inv_i[a, 2, 1] * x[1] + inv_i[a, 2, 2] * x[2])
 
 
 @njit(cache=True)
-def _eff_mass(ia, ib, r_a, r_b, d, inv_m, inv_i):
-    """1 / (J M^-1 J^T) for direction ``d`` at offsets ``r_a``, ``r_b`` (tuples)."""
-    k = 0.0
-    if ia >= 0:
-        c = v.cross(r_a, d)
-        k += inv_m[ia] + v.dot(c, _mat_vec(inv_i, ia, c))
-    if ib >= 0:
-        c = v.cross(r_b, d)
-        k += inv_m[ib] + v.dot(c, _mat_vec(inv_i, ib, c))
-    return 1.0 / k if k > 0.0 else 0.0
+def _constraints(ia, ib, ra, rb, normal, t1, t2, inv_m, inv_i, kin, p):
+    """Fill the constraint table ``p`` (k, _WIDTH): per point and direction ``d`` the angular
+    Jacobians ``r x d``, their images under the inverse inertia, the effective mass
+    ``1 / (J M^-1 J^T)`` and the kinematic part of the relative velocity along ``d`` (Bullet's
+    solver constraints: computed once per step, not in every iteration)."""
+    zero = (0.0, 0.0, 0.0)
+    for c in range(ia.shape[0]):
+        a, b = ia[c], ib[c]
+        for d in range(3):
+            u = v.row(normal, c) if d == 0 else (v.row(t1, c) if d == 1 else v.row(t2, c))
+            _put(p, c, _U + 3 * d, u)
+            k = 0.0
+            kv = 0.0
+            if a >= 0:
+                x = v.cross(v.row(ra, c), u)
+                y = _inv_i_times(inv_i, a, x)
+                k += inv_m[a] + v.dot(x, y)
+            else:
+                x = y = zero
+                kv -= kin[c, 0, 0] * u[0] + kin[c, 0, 1] * u[1] + kin[c, 0, 2] * u[2]
+            _put(p, c, _JA + 3 * d, x)
+            _put(p, c, _MA + 3 * d, y)
+            if b >= 0:
+                x = v.cross(v.row(rb, c), u)
+                y = _inv_i_times(inv_i, b, x)
+                k += inv_m[b] + v.dot(x, y)
+            else:
+                x = y = zero
+                kv += kin[c, 1, 0] * u[0] + kin[c, 1, 1] * u[1] + kin[c, 1, 2] * u[2]
+            _put(p, c, _JB + 3 * d, x)
+            _put(p, c, _MB + 3 * d, y)
+            p[c, _MASS + d] = 1.0 / k if k > 0.0 else 0.0
+            p[c, _KINV + d] = kv
 
 
 @njit(cache=True, inline="always")
-def _rel_vel(ia, ib, r_a, r_b, vel, w, kin, c):
-    """Velocity of B's contact point minus A's (a row -1 uses the contact's kinematic velocity)."""
-    if ia >= 0:
-        pa = v.add(v.row(vel, ia), v.cross(v.row(w, ia), r_a))
-    else:
-        pa = (kin[c, 0, 0], kin[c, 0, 1], kin[c, 0, 2])
-    if ib >= 0:
-        pb = v.add(v.row(vel, ib), v.cross(v.row(w, ib), r_b))
-    else:
-        pb = (kin[c, 1, 0], kin[c, 1, 1], kin[c, 1, 2])
-    return v.sub(pb, pa)
+def _along(p, c, d, va, wa, vb, wb):
+    """Velocity of B's contact point minus A's along direction ``d`` (zero velocities stand for a
+    body of infinite mass; its motion is in the table's kinematic column)."""
+    o = 3 * d
+    return (p[c, _KINV + d]
+            + v.dot(vb, _get(p, c, _U + o)) + v.dot(wb, _get(p, c, _JB + o))
+            - v.dot(va, _get(p, c, _U + o)) - v.dot(wa, _get(p, c, _JA + o)))
 
 
 @njit(cache=True, inline="always")
-def _apply(ia, ib, r_a, r_b, p, vel, w, inv_m, inv_i):
-    """Impulse ``p`` on B at ``r_b`` and ``-p`` on A at ``r_a``."""
-    if ia >= 0:
-        dw = _mat_vec(inv_i, ia, v.cross(r_a, p))
-        for k in range(3):
-            vel[ia, k] -= inv_m[ia] * p[k]
-            w[ia, k] -= dw[k]
-    if ib >= 0:
-        dw = _mat_vec(inv_i, ib, v.cross(r_b, p))
-        for k in range(3):
-            vel[ib, k] += inv_m[ib] * p[k]
-            w[ib, k] += dw[k]
+def _load(vel, w, i):
+    if i >= 0:
+        return v.row(vel, i), v.row(w, i)
+    return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _store(vel, w, i, lin, ang):
+    if i >= 0:
+        v.store(vel, i, lin)
+        v.store(w, i, ang)
 
 
 @njit(cache=True)
-def _split_kernel(pv, pw, inv_m, inv_i, ia, ib, normal, ra, rb, depth, dt, iterations, beta, slop):
+def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
     """Split impulses: push penetrations deeper than the slop apart with pseudo velocities
     ``pv, pw`` that move the positions this step and are then forgotten, so the correction
     adds no kinetic energy (Catto's split impulse; Bullet's ``splitImpulse``)."""
     k = len(ia)
-    mn = np.empty(k)
     target = np.empty(k)
     acc = np.zeros(k)
-    zero = np.zeros((k, 2, 3))
+    deep = False
     for c in range(k):
-        mn[c] = _eff_mass(ia[c], ib[c], v.row(ra, c), v.row(rb, c), v.row(normal, c), inv_m, inv_i)
         target[c] = beta * max(depth[c] - slop, 0.0) / dt
+        deep = deep or target[c] > 0.0
+    if not deep:
+        return
     for it in range(iterations):
         for j in range(k):
             c = j if it % 2 == 0 else k - 1 - j
             if target[c] == 0.0 and acc[c] == 0.0:
                 continue
             a, b = ia[c], ib[c]
-            r_a, r_b, n = v.row(ra, c), v.row(rb, c), v.row(normal, c)
-            vn = v.dot(_rel_vel(a, b, r_a, r_b, pv, pw, zero, c), n)
+            va, wa = _load(pv, pw, a)
+            vb, wb = _load(pv, pw, b)
+            vn = _along(p, c, 0, va, wa, vb, wb) - p[c, _KINV]  # pseudo velocities: no kinematic part
             old = acc[c]
-            new = max(old + mn[c] * (target[c] - vn), 0.0)
+            new = max(old + p[c, _MASS] * (target[c] - vn), 0.0)
             acc[c] = new
-            _apply(a, b, r_a, r_b, v.scale(n, new - old), pv, pw, inv_m, inv_i)
+            lam = new - old
+            n = _get(p, c, _U)
+            if a >= 0:
+                _store(pv, pw, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
+            if b >= 0:
+                _store(pv, pw, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
 
 
 @njit(cache=True)
-def _solve_kernel(vel, w, inv_m, inv_i, ia, ib, kin, normal, ra, rb, t1, t2, depth, friction,
-                  restitution, impulse, dt, iterations, bounce_threshold, warm):
+def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                  bounce_threshold, warm, tolerance):
+    """The velocity iterations; returns how many ran (fewer than ``iterations`` once a pair of
+    sweeps changed no contact's relative velocity by more than ``tolerance``)."""
     k = len(ia)
-    mn = np.empty(k)
-    mt1 = np.empty(k)
-    mt2 = np.empty(k)
     target = np.empty(k)
     approach = np.empty(k)
     for c in range(k):
         a, b = ia[c], ib[c]
-        r_a, r_b, n = v.row(ra, c), v.row(rb, c), v.row(normal, c)
-        u1, u2 = v.row(t1, c), v.row(t2, c)
-        mn[c] = _eff_mass(a, b, r_a, r_b, n, inv_m, inv_i)
-        mt1[c] = _eff_mass(a, b, r_a, r_b, u1, inv_m, inv_i)
-        mt2[c] = _eff_mass(a, b, r_a, r_b, u2, inv_m, inv_i)
-        approach[c] = v.dot(_rel_vel(a, b, r_a, r_b, vel, w, kin, c), n)
+        va, wa = _load(vel, w, a)
+        vb, wb = _load(vel, w, b)
+        approach[c] = _along(p, c, 0, va, wa, vb, wb)
         d = depth[c]
         target[c] = 0.0 if d > 0.0 else d / dt  # a gap: approach by at most the gap (penetration: split impulses)
         if warm:
-            p = v.add(v.scale(n, impulse[c, 0]), v.add(v.scale(u1, impulse[c, 1]), v.scale(u2, impulse[c, 2])))
-            _apply(a, b, r_a, r_b, p, vel, w, inv_m, inv_i)
+            for dd in range(3):
+                lam = impulse[c, dd]
+                o = 3 * dd
+                if a >= 0:
+                    va = v.madd(va, _get(p, c, _U + o), -inv_m[a] * lam)
+                    wa = v.madd(wa, _get(p, c, _MA + o), -lam)
+                if b >= 0:
+                    vb = v.madd(vb, _get(p, c, _U + o), inv_m[b] * lam)
+                    wb = v.madd(wb, _get(p, c, _MB + o), lam)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
         else:
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
+    done = iterations
+    change = 0.0
     for it in range(iterations):
+        if it % 2 == 0:
+            if it > 0 and change <= tolerance:  # converged: the last two sweeps moved nothing
+                done = it
+                break
+            change = 0.0
         for j in range(k):
             # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
             # that makes a stack creep sideways
             c = j if it % 2 == 0 else k - 1 - j
             a, b = ia[c], ib[c]
-            r_a, r_b, n = v.row(ra, c), v.row(rb, c), v.row(normal, c)
-            u1, u2 = v.row(t1, c), v.row(t2, c)
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
+            ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
             # friction first (Box2D's order), bounded by the current normal impulse
             # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
             limit = friction[c] * impulse[c, 0]
-            vr = _rel_vel(a, b, r_a, r_b, vel, w, kin, c)
             old1, old2 = impulse[c, 1], impulse[c, 2]
-            new1 = old1 - mt1[c] * v.dot(vr, u1)
-            new2 = old2 - mt2[c] * v.dot(vr, u2)
+            new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
+            new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
             length = math.sqrt(new1 * new1 + new2 * new2)
             if length > limit:
                 s = limit / length
@@ -197,31 +251,53 @@ def _solve_kernel(vel, w, inv_m, inv_i, ia, ib, kin, normal, ra, rb, t1, t2, dep
                 new2 *= s
             impulse[c, 1] = new1
             impulse[c, 2] = new2
-            _apply(a, b, r_a, r_b, v.add(v.scale(u1, new1 - old1), v.scale(u2, new2 - old2)), vel, w, inv_m, inv_i)
-            vr = _rel_vel(a, b, r_a, r_b, vel, w, kin, c)
+            l1, l2 = new1 - old1, new2 - old2
+            lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
+            va = v.madd(va, lin, -ma)
+            vb = v.madd(vb, lin, mb)
+            wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
+            wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
             old = impulse[c, 0]
-            new = max(old + mn[c] * (target[c] - v.dot(vr, n)), 0.0)
+            new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
             impulse[c, 0] = new
-            _apply(a, b, r_a, r_b, v.scale(n, new - old), vel, w, inv_m, inv_i)
+            lam = new - old
+            # the relative velocity change of this point's impulses: lambda / effective mass
+            for d, dl in ((0, lam), (1, l1), (2, l2)):
+                if p[c, _MASS + d] > 0.0:
+                    change = max(change, abs(dl) / p[c, _MASS + d])
+            n = _get(p, c, _U)
+            _store(vel, w, a, v.madd(va, n, -ma * lam), v.madd(wa, _get(p, c, _MA), -lam))
+            _store(vel, w, b, v.madd(vb, n, mb * lam), v.madd(wb, _get(p, c, _MB), lam))
     # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
     # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
     # approaches faster than the threshold, towards -restitution times the approach speed.
+    bouncy = False
+    for c in range(k):
+        bouncy = bouncy or (restitution[c] > 0.0 and approach[c] < -bounce_threshold and impulse[c, 0] > 0.0)
+    if not bouncy:
+        return done
     for it in range(iterations):
         for j in range(k):
             c = j if it % 2 == 0 else k - 1 - j
             if restitution[c] <= 0.0 or approach[c] >= -bounce_threshold or impulse[c, 0] <= 0.0:
                 continue
             a, b = ia[c], ib[c]
-            r_a, r_b, n = v.row(ra, c), v.row(rb, c), v.row(normal, c)
-            vr = _rel_vel(a, b, r_a, r_b, vel, w, kin, c)
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
             old = impulse[c, 0]
-            new = max(old + mn[c] * (-restitution[c] * approach[c] - v.dot(vr, n)), 0.0)
+            new = max(old + p[c, _MASS] * (-restitution[c] * approach[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
             impulse[c, 0] = new
-            _apply(a, b, r_a, r_b, v.scale(n, new - old), vel, w, inv_m, inv_i)
+            lam = new - old
+            n = _get(p, c, _U)
+            if a >= 0:
+                _store(vel, w, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
+            if b >= 0:
+                _store(vel, w, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
+    return done
 
 
 def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2, slop=0.005,
-                   bounce_threshold=0.5, warm=True):
+                   bounce_threshold=0.5, warm=True, tolerance=0.0, stats=None):
     """Solve the contact constraints in place: ``vel``, ``w`` and ``rows.impulse`` change.
 
     Returns the pseudo velocities ``(pv, pw)`` (n, 3) of the position correction, which the
@@ -247,13 +323,24 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
         Approach speeds below this do not bounce (units/s).
     warm : bool
         Apply the carried impulses first.
+    tolerance : float
+        Stop the velocity iterations early once two sweeps in a row change no point's relative
+        velocity by more than this (units/s; 0: always run ``iterations``).
+    stats : dict, optional
+        Receives ``"iterations"``, the velocity iterations that ran.
     """
     pv, pw = np.zeros_like(vel), np.zeros_like(w)
-    if not len(rows.ia):
+    k = len(rows.ia)
+    if not k:
         return pv, pw
-    _solve_kernel(vel, w, inv_m, inv_i, rows.ia, rows.ib, kin, rows.normal, rows.ra, rows.rb, rows.t1,
-                  rows.t2, rows.depth, rows.friction, rows.restitution, rows.impulse, float(dt), int(iterations),
-                  float(bounce_threshold), bool(warm))
-    _split_kernel(pv, pw, inv_m, inv_i, rows.ia, rows.ib, rows.normal, rows.ra, rows.rb, rows.depth, float(dt),
-                  int(iterations), float(beta), float(slop))
+    p = np.empty((k, _WIDTH))
+    _constraints(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1, rows.t2, inv_m,
+                 np.ascontiguousarray(inv_i, dtype=np.float64), np.ascontiguousarray(kin, dtype=np.float64), p)
+    done = _solve_kernel(vel, w, inv_m, rows.ia, rows.ib, p, rows.depth, rows.friction, rows.restitution,
+                         rows.impulse, float(dt), int(iterations), float(bounce_threshold), bool(warm),
+                         float(tolerance))
+    if stats is not None:
+        stats["iterations"] = int(done)
+    _split_kernel(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth, float(dt), int(iterations), float(beta),
+                  float(slop))
     return pv, pw

@@ -8,9 +8,11 @@ once per pair spends almost all of its time in Python. Here the convex
 shapes' cores live once in a :class:`CoreTable` (every core concatenated,
 with per-shape start rows and radii) and :func:`collide_halfspace_pairs` runs
 all pairs in one loop: the manifold of each pair is the one
-``collide_halfspace_{sphere, capsule, hull}`` gives (same points, ids, order
-and reduction to four; equal to rounding, since the world transform is
-summed in another order).
+``collide_halfspace_{sphere, capsule, hull}`` gives: the same points, ids
+and order, equal to rounding (the world transform is summed in another
+order). When more than four points are in range and the reduction to four
+meets an exact tie (a box has several equally large quads), the two may keep
+different, equally valid points.
 
 Frame and signs are those of :mod:`collision.manifold`, with the half-space
 as shape A: the normal is the plane's outward normal (from A towards B),
@@ -31,7 +33,7 @@ from .transform import POSE_ERRORS, check_pose_kernel
 
 __all__ = ["CoreTable", "collide_halfspace_pairs"]
 
-_FACE_A = 0  # index of "face_a" in collision.manifold.KIND_NAMES
+_FACE_A, _NONE = 0, 3  # indices of "face_a" and "none" in collision.manifold.KIND_NAMES
 
 
 class CoreTable:
@@ -78,6 +80,8 @@ class CoreTable:
         if got is not None and self._shapes[got] is shape:
             return got
         core = as_array(shape.core, "shape.core", (3,))
+        if core.ndim != 2 or not len(core):
+            raise ValueError(f"shape.core: expected shape (m, 3) with m >= 1, got {core.shape}")
         radius = float(shape.radius)
         if not (radius >= 0.0 and math.isfinite(radius)):
             raise ValueError(f"shape.radius: expected a finite number >= 0, got {radius}")
@@ -100,7 +104,7 @@ class CoreTable:
 
 @njit
 def _halfspace_kernel(points, starts, radius, ids, poses, normals, offsets, margins,
-                      count, normal, points_a, points_b, depths, fids, sat_depth):
+                      count, normal, points_a, points_b, depths, fids, kind, sat_depth):
     """Fill the output rows of every pair; returns the row of a rejected pose, else -1."""
     cap = 0
     for k in range(ids.shape[0]):
@@ -127,8 +131,6 @@ def _halfspace_kernel(points, starts, radius, ids, poses, normals, offsets, marg
             d[i] = offsets[k] - (w0 * n0 + w1 * n1 + w2 * n2) + r
             pb[i, 0], pb[i, 1], pb[i, 2] = w0 - r * n0, w1 - r * n1, w2 - r * n2
             best = max(best, d[i])
-        for j in range(3):
-            normal[k, j] = normals[k, j]
         # the points within the margin, deepest first (stable: equal depths keep vertex order)
         c = 0
         for i in range(m):
@@ -146,7 +148,7 @@ def _halfspace_kernel(points, starts, radius, ids, poses, normals, offsets, marg
             for i in range(c):
                 sel[i] = pb[order[i]]
                 dep[i] = d[order[i]]
-            nk = _reduce(normal[k], sel, dep, c, 1e-18, keep)
+            nk = _reduce(normals[k], sel, dep, c, 1e-18, keep)
             for i in range(nk):
                 keep[i] = order[keep[i]]
             c = nk
@@ -154,6 +156,11 @@ def _halfspace_kernel(points, starts, radius, ids, poses, normals, offsets, marg
             for i in range(c):
                 keep[i] = order[i]
         count[k] = c
+        if c == 0:
+            kind[k] = _NONE  # an empty row: zero normal, kind "none" (as an empty Manifold)
+            continue
+        for j in range(3):
+            normal[k, j] = normals[k, j]
         for i in range(c):
             q = keep[i]
             depths[k, i] = d[q]
@@ -190,7 +197,8 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     Returns
     -------
     collision.hull_batch.ManifoldBatch
-        ``tests`` is 0 and ``sat_depth`` the largest depth of each pair.
+        ``tests`` is 0 and ``sat_depth`` the largest depth of each pair; a pair
+        without points has a zero normal and kind ``"none"``.
 
     Raises
     ------
@@ -201,7 +209,10 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     """
     if not isinstance(table, CoreTable):
         raise ValueError(f"table: expected a CoreTable, got {type(table).__name__}")
-    ids = np.ascontiguousarray(np.asarray(shape_ids).reshape(-1), dtype=np.int64)
+    raw = np.asarray(shape_ids)
+    if raw.ndim > 1 or (raw.size and raw.dtype.kind not in "iu"):
+        raise ValueError(f"shape_ids: expected a (k,) array of integer ids, got dtype {raw.dtype} shape {raw.shape}")
+    ids = np.ascontiguousarray(raw.reshape(-1), dtype=np.int64)
     k = len(ids)
     if k and (ids.min() < 0 or ids.max() >= len(table)):
         bad = int(np.flatnonzero((ids < 0) | (ids >= len(table)))[0])
@@ -209,7 +220,10 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     poses = np.ascontiguousarray(as_array(poses, "poses", (4, 4), finite=False).reshape(-1, 4, 4))
     normals = np.ascontiguousarray(as_array(normals, "normals", (3,)).reshape(-1, 3))
     offsets = np.ascontiguousarray(as_array(offsets, "offsets", ()).reshape(-1))
-    margins = np.ascontiguousarray(np.broadcast_to(as_array(margins, "margins", ()), (k,)), dtype=np.float64)
+    margins = as_array(margins, "margins", ())
+    if margins.ndim > 1 or (margins.ndim == 1 and len(margins) != k):
+        raise ValueError(f"margins: expected a number or shape ({k},), got shape {margins.shape}")
+    margins = np.ascontiguousarray(np.broadcast_to(margins, (k,)), dtype=np.float64)
     for name, arr in (("poses", poses), ("normals", normals), ("offsets", offsets)):
         if len(arr) != k:
             raise ValueError(f"{name}: {len(arr)} rows for {k} shape ids")
@@ -223,7 +237,7 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     if k == 0:
         return out
     bad = _halfspace_kernel(table._points, table._starts, table._radius, ids, poses, normals, offsets, margins,
-                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.sat_depth)
+                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.sat_depth)
     if bad >= 0:
         raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(poses[bad])]}")
     return out
