@@ -278,11 +278,11 @@ class BodyTable:
         Bodies keep their current state; those no longer listed get their own
         one-row tables again (with their last state).
         """
-        key = tuple(map(id, bodies))
-        if key == self._key and not self.state.robbed:
+        if self._key is not None and not self.state.robbed and bodies == self._key:  # same bodies (by identity)
             if self.state.stale:
                 self.derive()
             return False
+        key = list(bodies)
         old = self.bodies
         st = _State(len(bodies))
         first = {}
@@ -302,7 +302,7 @@ class BodyTable:
                 b._st.robbed = True  # another table held it: that table must adopt again before use
             b._st, b._row = st, first[id(b)]
         self.bodies = list(bodies)
-        self._key = key
+        self._key = key  # a copy of the list: list == compares the bodies by identity (Body has no __eq__)
         self.state = st
         self.derive()
         return True

@@ -56,6 +56,17 @@ from .body import DYNAMIC, STATIC
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
 
+# Manifold kinds as stored (ContactStore.kind): collision.manifold's, then any other name a pair
+# function gives (the mesh contacts' "point"), added as met.
+_KIND_NAMES = list(KIND_NAMES)
+
+
+def _kind_index(name):
+    if name not in _KIND_NAMES:
+        _KIND_NAMES.append(name)
+    return _KIND_NAMES.index(name)
+
+
 # Shape kinds, for choosing the batch a piece pair goes to.
 _HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
 _CORE_KINDS = (_HULL, _SPHERE, _CAPSULE)
@@ -128,7 +139,7 @@ class ContactStore:
     normal : (m, 3) float64
         From A towards B, world.
     kind : (m,) int64
-        Index into :data:`collision.manifold.KIND_NAMES`.
+        Index into :data:`collision.manifold.KIND_NAMES` (then other kinds pair functions name).
     tests : (m,) int64; sat_depth : (m,) float64
         As :class:`collision.manifold.Manifold`.
     sat : (m, 3) int64
@@ -343,7 +354,6 @@ class ContactManager:
     def clear(self):
         self.store = ContactStore()
         self._bodies = []
-        self._bodies_key = ()
         self._caches = {}
         self._touch = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))  # body rows, points
         self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
@@ -367,7 +377,7 @@ class ContactManager:
                 meshy = isinstance(a.shapes[p], TriMesh) or isinstance(b.shapes[q], TriMesh)
                 key = (a, b, p, q, sub) if meshy else (a, b, p, q)
                 man = Manifold(st.normal[m], st.points_a[m, :c], st.points_b[m, :c], st.depths[m, :c],
-                               st.ids[m, :c], KIND_NAMES[int(st.kind[m])], int(st.tests[m]),
+                               st.ids[m, :c], _KIND_NAMES[int(st.kind[m])], int(st.tests[m]),
                                float(st.sat_depth[m]))
                 cache = self._caches.get((ra, rb, p, q)) or PairCache()
                 views[key] = PersistentManifold(a, b, p, q, man, st.age[m, :c], st.impulse[m, :c], cache)
@@ -469,8 +479,7 @@ class ContactManager:
     def _follow(self, bodies):
         """Carry the store over to a changed body list: rows renumbered, rows of removed bodies
         (and of pairs whose order flipped) dropped; touching pairs with a removed body end."""
-        key = tuple(map(id, bodies))
-        if key == self._bodies_key:
+        if bodies == self._bodies:  # the same bodies (list == compares them by identity)
             return
         where = {}
         for k, b in enumerate(bodies):
@@ -492,7 +501,6 @@ class ContactManager:
         self._gone = ends
         self._caches = {}
         self._bodies = list(bodies)
-        self._bodies_key = key
 
     def _find_events(self, n):
         st = self.store
@@ -606,7 +614,7 @@ class ContactManager:
         if flip:
             batch.normal *= -1.0
             batch.points_a, batch.points_b = batch.points_b, batch.points_a
-            batch.kind[:] = KIND_NAMES.index("face_b")
+            batch.kind[batch.count > 0] = KIND_NAMES.index("face_b")
         return ContactStore.from_batch(batch, None, keys)
 
     def _body_shape(self, row, piece):
@@ -641,7 +649,7 @@ class ContactManager:
             st.keys[r] = key
             st.count[r] = c
             st.normal[r] = m.normal
-            st.kind[r] = KIND_NAMES.index(m.kind)
+            st.kind[r] = _kind_index(m.kind)
             st.tests[r], st.sat_depth[r] = m.tests, m.sat_depth
             st.sat[r] = -1
             st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b

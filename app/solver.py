@@ -39,13 +39,23 @@ from collision import _vec as v
 __all__ = ["ContactRows", "solve_contacts", "tangents"]
 
 
+@njit(cache=True)
+def _tangent_kernel(n, t1, t2):
+    for c in range(n.shape[0]):
+        u = v.row(n, c)
+        helper = (1.0, 0.0, 0.0) if abs(u[0]) < 0.57 else (0.0, 1.0, 0.0)
+        a = v.cross(u, helper)
+        a = v.scale(a, 1.0 / v.norm(a))
+        v.store(t1, c, a)
+        v.store(t2, c, v.cross(u, a))
+
+
 def tangents(normals):
-    """Two unit tangents ``(k, 3)`` each, orthogonal to ``normals (k, 3)`` and to each other."""
-    n = np.asarray(normals, float)
-    helper = np.where(np.abs(n[:, :1]) < 0.57, np.array([[1.0, 0, 0]]), np.array([[0, 1.0, 0]]))
-    t1 = np.cross(n, helper)
-    t1 /= np.linalg.norm(t1, axis=1)[:, None]
-    t2 = np.cross(n, t1)
+    """Two unit tangents ``(k, 3)`` each, orthogonal to ``normals (k, 3)`` and to each other:
+    ``t1 = n x e / |n x e|`` with ``e`` the x axis, or the y axis for a normal near x; ``t2 = n x t1``."""
+    n = np.ascontiguousarray(np.asarray(normals, float).reshape(-1, 3))
+    t1, t2 = np.empty_like(n), np.empty_like(n)
+    _tangent_kernel(n, t1, t2)
     return t1, t2
 
 
@@ -69,7 +79,7 @@ class ContactRows:
     def __init__(self, ia, ib, normal, ra, rb, depth, friction, restitution, impulse):
         self.ia, self.ib = ia, ib
         self.normal, self.ra, self.rb, self.depth = normal, ra, rb, depth
-        self.t1, self.t2 = tangents(normal) if len(normal) else (normal.copy(), normal.copy())
+        self.t1, self.t2 = tangents(normal)
         self.friction, self.restitution = friction, restitution
         self.impulse = impulse
 

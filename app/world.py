@@ -183,8 +183,10 @@ class World:
         self._collide(t)
 
     def sync(self):
-        """Bring :attr:`table` up to date with :attr:`bodies` (added, removed or changed bodies)."""
-        self.table.adopt(self.bodies)
+        """Bring :attr:`table` up to date with :attr:`bodies` (added, removed or changed bodies, or
+        bodies another world has moved since): the contacts are then found again before the next step."""
+        if self.table.adopt(self.bodies):
+            self._fresh = False
         return self.table
 
     def integrate(self):

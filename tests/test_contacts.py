@@ -14,7 +14,7 @@ import trimesh
 import collision as co
 from app.contacts import ContactManager
 from app.world import Body, World, pose_matrix
-from collision.narrow_phase import collide_shapes
+from collision.narrow_phase import collide_shapes, flip_manifold
 from collision.shapes import Hull
 
 from ._bodies import ball_body, box_body, ground_body
@@ -160,4 +160,35 @@ def test_sphere_rolling_on_the_ground_through_the_world():
         (pm,) = w.manifolds
         assert pm.manifold.depths[0] == pytest.approx(0.01, abs=1e-12)
         np.testing.assert_allclose(pm.manifold.points_b[0], ball.pose[:3, 3] - (0, 0.5, 0), atol=1e-12)
+    assert [e.kind for e in w.events] == ["persist"]
+
+
+def test_a_box_on_a_static_triangle_mesh_gets_the_mesh_manifolds():
+    """Convex piece against a TriMesh through the world: the manifolds are those of
+    collide_convex_trimesh, keyed by triangle group, and they persist (ages grow)."""
+    from collision.convex_mesh import collide_convex_trimesh
+    from collision.shapes import TriMesh
+
+    m = trimesh.creation.box(extents=(4.0, 0.2, 4.0))
+    m = m.subdivide().subdivide()  # a tessellated slab: many coplanar triangles on top
+    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    tree = co.OBBTree(v, f)
+    floor = Body("floor", v, f, tree, pose_matrix(None, (0, -0.1, 0)), (0.5, 0.5, 0.5), motion="static",
+                 shapes=[TriMesh(tree)])
+    box = box_body("box", (0.3, 0.3, 0.3), (0.1, 0.3 - 0.002, 0.2), rot=co_rot(0.0))
+    w = World([floor, box], margin=0.01)
+    w.collide()
+    expected = collide_convex_trimesh(box.shapes[0], box.pose, floor.shapes[0], floor.pose, 0.01)
+    expected = {g: flip_manifold(mm) for g, mm in expected if len(mm.depths)}
+    got = {key[4]: pm for key, pm in w.manager.manifolds.items()}
+    assert set(got) == set(expected) and got
+    for g, pm in got.items():
+        assert pm.a is floor and pm.b is box
+        np.testing.assert_allclose(np.sort(pm.manifold.depths), np.sort(expected[g].depths), atol=1e-12)
+        np.testing.assert_allclose(pm.manifold.normal, expected[g].normal, atol=1e-12)
+        assert pm.manifold.kind == expected[g].kind
+    assert sum(len(pm.manifold.depths) for pm in got.values()) >= 3  # the box's face on the slab
+    np.testing.assert_allclose(max(pm.manifold.depths.max() for pm in got.values()), 0.002, atol=1e-9)
+    w.collide()
+    assert all(np.all(pm.age == 2) for pm in w.manager.manifolds.values())
     assert [e.kind for e in w.events] == ["persist"]
