@@ -50,7 +50,7 @@ from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
 from collision.hull_batch import HullTable, collide_hull_pairs
 from collision.manifold import KIND_NAMES, Manifold
 from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
-from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, shape_world_aabb
+from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
 from .body import DYNAMIC, STATIC
 
@@ -536,50 +536,71 @@ class ContactManager:
         return got[1:]
 
     def _rows(self, bodies, table):
-        """Per body row, its first shape's kind, hull id, core id and (a half-space) local plane."""
+        """The shapes of every body row, packed (computed again when the table changes).
+
+        ``start`` (n + 1,) gives each row's pieces; per piece: ``kind``, ``hull`` and ``core`` (table
+        ids, -1 for none), ``plane`` (a half-space's local normal and offset), and a local box
+        ``center``, ``axes``, ``half`` for the mid phase (a half-space's is infinite)."""
         key = (id(table), getattr(table, "version", None), id(bodies), len(bodies))
         if self._row_info[0] == key and key[1] is not None:
             return self._row_info[1]
-        n = len(bodies)
-        kind = np.full(n, _OTHER, np.int64)
-        hull = np.full(n, -1, np.int64)
-        core = np.full(n, -1, np.int64)
-        plane = np.zeros((n, 4))
-        for k, b in enumerate(bodies):
-            if b.shapes:
-                kind[k], hull[k], core[k] = self._shape(b.shapes[0])
-                if kind[k] == _HALF:
-                    plane[k, :3], plane[k, 3] = b.shapes[0].normal, b.shapes[0].offset
-        info = SimpleNamespace(kind=kind, hull=hull, core=core, plane=plane)
+        shapes = [s for b in bodies for s in b.shapes]
+        count = np.array([len(b.shapes) for b in bodies], np.int64)
+        start = np.zeros(len(bodies) + 1, np.int64)
+        np.cumsum(count, out=start[1:])
+        m = len(shapes)
+        kind, hull, core = (np.full(m, -1, np.int64) for _ in range(3))
+        plane = np.zeros((m, 4))
+        center, half = np.zeros((m, 3)), np.zeros((m, 3))
+        axes = np.zeros((m, 3, 3))
+        axes[:] = np.eye(3)
+        for k, shape in enumerate(shapes):
+            kind[k], hull[k], core[k] = self._shape(shape)
+            if kind[k] == _HALF:
+                plane[k, :3], plane[k, 3] = shape.normal, shape.offset
+                half[k] = np.inf
+            elif kind[k] == _MESH:
+                tree = shape.tree
+                center[k], axes[k], half[k] = tree.centers[0], tree.axes[0], tree.half_extents[0]
+            elif kind[k] in _CORE_KINDS:
+                center[k], axes[k], half[k] = local_box(shape)
+            else:
+                half[k] = np.inf
+        info = SimpleNamespace(start=start, kind=kind, hull=hull, core=core, plane=plane, center=center, axes=axes,
+                               half=half)
         self._row_info = (key, info)
         return info
 
     def _piece_pairs(self, bodies, table, ra, rb, margins):
         """Mid phase: the piece pairs of the body pairs ``ra, rb`` whose world AABBs, grown by the
-        pair's margin, overlap; with their kinds and table ids."""
+        pair's margin, overlap (one compiled pass); with their kinds and table ids. A pair of two
+        single-piece bodies is its one piece pair."""
         info = self._rows(bodies, table)
         count = table.shape_count
         single = (count[ra] == 1) & (count[rb] == 1)
-        cols = {name: [] for name in ("ra", "rb", "p", "q", "ka", "kb", "ha", "hb", "ca", "cb", "margin")}
         s_ra, s_rb = ra[single], rb[single]
-        out = SimpleNamespace(ra=s_ra, rb=s_rb, p=np.zeros_like(s_ra), q=np.zeros_like(s_ra),
-                              ka=info.kind[s_ra], kb=info.kind[s_rb], ha=info.hull[s_ra], hb=info.hull[s_rb],
-                              ca=info.core[s_ra], cb=info.core[s_rb], margin=margins[single])
-        multi = np.flatnonzero(~single)
-        if not len(multi):
-            return out
-        pose = table.state.pose
-        for k in multi:
-            i, j, margin = int(ra[k]), int(rb[k]), float(margins[k])
-            a, b = bodies[i], bodies[j]
-            for p, q in _overlapping(a.shapes, pose[i], b.shapes, pose[j], margin):
-                kp, hp, cp = self._shape(a.shapes[p])
-                kq, hq, cq = self._shape(b.shapes[q])
-                for name, x in zip(cols, (i, j, p, q, kp, kq, hp, hq, cp, cq, margin)):
-                    cols[name].append(x)
-        for name in cols:
-            extra = np.array(cols[name], dtype=float if name == "margin" else np.int64)
-            setattr(out, name, np.concatenate([getattr(out, name), extra]))
+        zero = np.zeros_like(s_ra)
+        out = SimpleNamespace(ra=s_ra, rb=s_rb, p=zero, q=zero, margin=margins[single])
+        multi = ~single
+        if multi.any():
+            m_ra, m_rb, m_margin = ra[multi], rb[multi], np.ascontiguousarray(margins[multi])
+            rows = np.unique(np.concatenate([m_ra, m_rb]))
+            boxes = np.empty((len(info.kind), 2, 3))
+            _piece_aabbs(table.state.pose, info.start, info.center, info.axes, info.half, rows, boxes)
+            cap = int(np.sum(count[m_ra] * count[m_rb]))
+            got = np.empty((cap, 4), np.int64)
+            got_margin = np.empty(cap)
+            k = _mid_phase(m_ra, m_rb, m_margin, info.start, boxes, got, got_margin)
+            out.ra = np.concatenate([s_ra, got[:k, 0]])
+            out.rb = np.concatenate([s_rb, got[:k, 1]])
+            out.p = np.concatenate([zero, got[:k, 2]])
+            out.q = np.concatenate([zero, got[:k, 3]])
+            out.margin = np.concatenate([out.margin, got_margin[:k]])
+        ga, gb = info.start[out.ra] + out.p, info.start[out.rb] + out.q  # global piece indices
+        out.ka, out.kb = info.kind[ga], info.kind[gb]
+        out.ha, out.hb = info.hull[ga], info.hull[gb]
+        out.ca, out.cb = info.core[ga], info.core[gb]
+        out.ga, out.gb = ga, gb
         return out
 
     # -- narrow phase ---------------------------------------------------------------------
@@ -600,13 +621,8 @@ class ContactManager:
         pose = table.state.pose
         info = self._row_info[1]
         hrow, crow = (keys[:, 1], keys[:, 0]) if flip else (keys[:, 0], keys[:, 1])
-        hpiece = (pp.q if flip else pp.p)[sel]
         cids = (pp.ca if flip else pp.cb)[sel]
-        plane = info.plane[hrow]
-        if np.any(hpiece != 0):  # a half-space that is not its body's first shape
-            for k in np.flatnonzero(hpiece != 0):
-                h = self._body_shape(hrow[k], hpiece[k])
-                plane[k, :3], plane[k, 3] = h.normal, h.offset
+        plane = info.plane[(pp.gb if flip else pp.ga)[sel]]
         rot = pose[hrow, :3, :3]
         normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
         offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
@@ -616,9 +632,6 @@ class ContactManager:
             batch.points_a, batch.points_b = batch.points_b, batch.points_a
             batch.kind[batch.count > 0] = KIND_NAMES.index("face_b")
         return ContactStore.from_batch(batch, None, keys)
-
-    def _body_shape(self, row, piece):
-        return self._bodies[int(row)].shapes[int(piece)]
 
     def _one_by_one(self, bodies, table, pp, index, caches):
         """The pairs outside the batches, one narrow-phase call each."""
@@ -657,15 +670,47 @@ class ContactManager:
         return st
 
 
-def _overlapping(shapes_a, pose_a, shapes_b, pose_b, margin):
-    """The piece pairs ``(p, q)`` whose world AABBs, grown by the margin, overlap."""
-    if len(shapes_a) == 1 and len(shapes_b) == 1:
-        return [(0, 0)]
-    ba = np.array([shape_world_aabb(s, pose_a) for s in shapes_a])
-    bb = np.array([shape_world_aabb(s, pose_b) for s in shapes_b])
-    lo_a, hi_a = ba[:, 0] - margin, ba[:, 1] + margin
-    overlap = np.all((lo_a[:, None] <= bb[None, :, 1]) & (bb[None, :, 0] <= hi_a[:, None]), axis=2)
-    return [(int(p), int(q)) for p, q in zip(*np.nonzero(overlap))]
+@njit
+def _piece_aabbs(pose, start, center, axes, half, rows, out):
+    """World AABBs ``out[piece]`` of the pieces of the body ``rows``: each piece's local box under
+    its body's pose (centre ``R c + t``, half extents ``|R A^T| h``; infinite stays infinite)."""
+    for i in rows:
+        for k in range(start[i], start[i + 1]):
+            if np.isinf(half[k, 0]):  # a half-space: it may reach anything
+                for a in range(3):
+                    out[k, 0, a], out[k, 1, a] = -np.inf, np.inf
+                continue
+            for a in range(3):
+                c = pose[i, a, 3]
+                for b in range(3):
+                    c += pose[i, a, b] * center[k, b]
+                e = 0.0
+                for j in range(3):
+                    m = pose[i, a, 0] * axes[k, j, 0] + pose[i, a, 1] * axes[k, j, 1] + pose[i, a, 2] * axes[k, j, 2]
+                    e += abs(m) * half[k, j]
+                out[k, 0, a] = c - e
+                out[k, 1, a] = c + e
+
+
+@njit
+def _mid_phase(ra, rb, margins, start, boxes, out, out_margin):
+    """The piece pairs ``(row a, row b, piece of a, piece of b)`` of the body pairs whose world
+    AABBs, grown by the pair's margin, overlap; returns how many were written."""
+    n = 0
+    for k in range(ra.shape[0]):
+        a, b, mg = ra[k], rb[k], margins[k]
+        for p in range(start[a], start[a + 1]):
+            for q in range(start[b], start[b + 1]):
+                hit = True
+                for j in range(3):
+                    if boxes[p, 0, j] - mg > boxes[q, 1, j] or boxes[q, 0, j] > boxes[p, 1, j] + mg:
+                        hit = False
+                        break
+                if hit:
+                    out[n, 0], out[n, 1], out[n, 2], out[n, 3] = a, b, p - start[a], q - start[b]
+                    out_margin[n] = mg
+                    n += 1
+    return n
 
 
 def _snapshot(bodies):

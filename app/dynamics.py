@@ -85,13 +85,31 @@ def matrix_from_quat(q):
     ], axis=1)
 
 
-def _quat_step(q, w, dt):
-    """``q + dt/2 (0, w) q``, renormalised (q (n, 4), w (n, 3) world)."""
-    qw, qv = q[:, :1], q[:, 1:]
-    dw = -np.sum(w * qv, axis=1, keepdims=True)
-    dv = w * qw + np.cross(w, qv)
-    out = q + 0.5 * dt * np.concatenate([dw, dv], axis=1)
-    return out / np.linalg.norm(out, axis=1)[:, None]
+@njit(cache=True)
+def _integrate_kernel(pose, com, x, v, w, pv, pw, dt):
+    """Semi-implicit Euler on the poses ``pose`` (n, 4, 4) in place: the centre of mass ``x`` moves by
+    ``(v + pv) dt``; the orientation quaternion by ``q += dt/2 (0, w + pw) q``, renormalised."""
+    q = np.empty((1, 4))
+    for i in range(pose.shape[0]):
+        _quat_kernel(pose[i:i + 1, :3, :3], q)
+        a0, a1, a2 = w[i, 0] + pw[i, 0], w[i, 1] + pw[i, 1], w[i, 2] + pw[i, 2]
+        qw, qx, qy, qz = q[0, 0], q[0, 1], q[0, 2], q[0, 3]
+        h = 0.5 * dt
+        nw = qw - h * (a0 * qx + a1 * qy + a2 * qz)
+        nx = qx + h * (a0 * qw + a1 * qz - a2 * qy)
+        ny = qy + h * (a1 * qw + a2 * qx - a0 * qz)
+        nz = qz + h * (a2 * qw + a0 * qy - a1 * qx)
+        s = 1.0 / np.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+        qw, qx, qy, qz = nw * s, nx * s, ny * s, nz * s
+        r00, r01, r02 = 1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)
+        r10, r11, r12 = 2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)
+        r20, r21, r22 = 2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)
+        pose[i, 0, 0], pose[i, 0, 1], pose[i, 0, 2] = r00, r01, r02
+        pose[i, 1, 0], pose[i, 1, 1], pose[i, 1, 2] = r10, r11, r12
+        pose[i, 2, 0], pose[i, 2, 1], pose[i, 2, 2] = r20, r21, r22
+        for a in range(3):
+            xa = x[i, a] + (v[i, a] + pv[i, a]) * dt
+            pose[i, a, 3] = xa - (pose[i, a, 0] * com[i, 0] + pose[i, a, 1] * com[i, 1] + pose[i, a, 2] * com[i, 2])
 
 
 @njit(cache=True)
@@ -271,18 +289,14 @@ class Dynamics:
             self._spring(where[g], table, x, v, w, inv_m, inv_i, dt)
 
         rows, kin, slots = self._rows(table, store, where, x)
-        pv = pw = 0.0
+        pv = pw = np.zeros_like(v)
         if rows is not None:
             pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start,
                                     tolerance=self.tolerance, stats=self.stats)
             store.impulse[slots] = rows.impulse
             self.stats["contact_points"] = len(rows.ia)
 
-        x += (v + pv) * dt
-        q = _quat_step(quat_from_matrix(rot), w + pw, dt)
-        rot = matrix_from_quat(q)
-        pose[:, :3, :3] = rot
-        pose[:, :3, 3] = x - np.einsum("nij,nj->ni", rot, com_local)
+        _integrate_kernel(pose, np.ascontiguousarray(com_local), x, v, w, pv, pw, float(dt))
         st.pose[idx] = pose
         st.velocity[idx] = v
         st.spin[idx] = w

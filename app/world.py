@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 import collision as co
 from collision.broad_phase import BROAD_PHASES, make_broad_phase
@@ -28,6 +29,24 @@ from .contacts import ContactManager
 from .dynamics import Dynamics
 
 __all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations", "pose_matrix", "orthonormalize"]
+
+
+@njit(cache=True)
+def _root_aabbs(pose, center, axes, half, rows, pad, out):
+    """``out[k]``: the world AABB (lo, hi) of body ``rows[k]``'s root OBB, grown by ``pad[rows[k]]``:
+    centre ``R c + t``, half extents ``|R A^T| h`` (RTCD 4.2.6)."""
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        for a in range(3):
+            c = pose[i, a, 3]
+            e = pad[i]
+            for b in range(3):
+                c += pose[i, a, b] * center[i, b]
+            for j in range(3):  # the world axis a's extent of the box's axis j
+                m = pose[i, a, 0] * axes[i, j, 0] + pose[i, a, 1] * axes[i, j, 1] + pose[i, a, 2] * axes[i, j, 2]
+                e += abs(m) * half[i, j]
+            out[k, 0, a] = c - e
+            out[k, 1, a] = c + e
 
 
 def rotation(axis, angle):
@@ -250,16 +269,13 @@ class World:
         return self._world_aabbs(self.sync(), index)
 
     @staticmethod
-    def _world_aabbs(t, index=None):
-        rows = np.arange(len(t)) if index is None else np.asarray(index, np.int64).reshape(-1)
-        if not len(rows):
-            return np.zeros((0, 2, 3))
-        pose = t.state.pose[rows]
-        r = pose[:, :3, :3]
-        rot = r @ np.transpose(t.root_axes[rows], (0, 2, 1))
-        centre = np.einsum("nij,nj->ni", r, t.root_center[rows]) + pose[:, :3, 3]
-        h = np.einsum("nij,nj->ni", np.abs(rot), t.root_half[rows])
-        return np.stack([centre - h, centre + h], axis=1)
+    def _world_aabbs(t, index=None, pad=None):
+        rows = np.arange(len(t)) if index is None else np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+        out = np.empty((len(rows), 2, 3))
+        if len(rows):
+            _root_aabbs(t.state.pose, t.root_center, t.root_axes, t.root_half, rows,
+                        np.zeros(len(t)) if pad is None else pad, out)
+        return out
 
     def broad_phase(self, sweep=None):
         """Candidate body pairs ``[(i, j), ...]`` (i < j, sorted): overlapping world AABBs of the
@@ -271,14 +287,12 @@ class World:
         """As :meth:`broad_phase`, a (k, 2) int64 array."""
         t = self.sync()
         bounded = np.flatnonzero(~t.unbounded)
-        boxes = self._world_aabbs(t, bounded)
+        pad = np.ascontiguousarray(self._sweep(t) if sweep is None else sweep, dtype=np.float64)
+        boxes = self._world_aabbs(t, bounded, pad)
+        self._boxes = (bounded, boxes)
         if len(bounded) < 2:
-            self._boxes = (bounded, boxes)
             self.broad.clear()
             return np.zeros((0, 2), np.int64)
-        pad = (self._sweep(t) if sweep is None else np.asarray(sweep, float))[bounded][:, None]
-        boxes = np.stack([boxes[:, 0] - pad, boxes[:, 1] + pad], axis=1)
-        self._boxes = (bounded, boxes)
         pairs = np.asarray(self.broad.update(boxes[:, 0], boxes[:, 1]), np.int64).reshape(-1, 2)
         if len(bounded) == len(self.bodies):
             return pairs

@@ -1,4 +1,4 @@
-"""Rigid-body dynamics: step time of falling and settling boxes against pybullet, one run, medians.
+"""Rigid-body dynamics: step time of falling and settling boxes and concave bodies against pybullet, one run, medians.
 
 Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]``
 
@@ -13,6 +13,32 @@ Scenes (issue 7's benchmark), the same for both contenders:
    ``u_body``: 1 m wide, 1 m tall, 0.4 m deep), ours as three ``Hull`` pieces,
    pybullet's a compound of the same three ``GEOM_BOX``es, same mass, centre
    of mass and inertia; 4 layers, 1.5 m apart, small random yaw.
+3. N = 100 convex-decomposed meshes (issue 7's "100 convex-decomposed meshes"):
+   the project's concave meshes ``torus_knot.ply`` (scale 0.35), ``gear.ply``
+   (0.7) and ``bowl.ply`` (0.4), each about 0.7 m across, knot and gear turned
+   90 degrees about x so that they lie flat (the bowl opens upwards), in turn
+   (body k is mesh k mod 3); cleaned as the scene loader does
+   (``app.mesh_io.load_mesh``) and cut by the project's pipeline,
+   ``app.pieces.convex_pieces(..., DecomposeSettings(method="vhacd",
+   max_pieces=16), cache=True)`` (V-HACD on the first run, a few seconds a
+   mesh, then the disk cache). Density 1000; mass, centre of mass and inertia
+   tensor from the closed mesh (``app.scene.mass_properties``), not from the
+   pieces. 4 layers, 1.5 m apart, small random yaw. Ours: a :class:`Body` with
+   ``pieces=`` (its shapes are the pieces' hulls). pybullet: the same hulls as
+   one compound per mesh, ``createCollisionShapeArray([GEOM_MESH] * k,
+   fileNames=[...])``, one Wavefront file per hull written to a temporary
+   folder (pybullet 3.2.7's ``createCollisionShapeArray`` takes no
+   ``vertices=``, only ``createCollisionShape`` does, and one shape per link
+   would be a multibody); each ``GEOM_MESH`` child becomes a
+   ``btConvexHullShape`` of the file's points, all of them children of one
+   ``btCompoundShape``, which holds at most 16 children (more are dropped
+   without a word: hence ``max_pieces=16``). Our inertia is a full tensor in
+   model axes; pybullet takes a diagonal one in the inertial frame, so it gets
+   the principal moments (eigenvalues) as ``localInertiaDiagonal`` and the
+   principal axes (eigenvectors, made right-handed) as the inertial frame's
+   rotation, ``baseInertialFrameOrientation``, with the centre of mass as
+   ``baseInertialFramePosition``; pybullet then reports the pose of that
+   frame, and the settle check maps the hulls' points through it.
 
 Ours: :class:`app.world.World` (``dt = 1/60``, ``dynamics.iterations = 10``,
 ``exact=False``; the ground is ``tests/_bodies.ground_body()``, a half-space,
@@ -39,8 +65,9 @@ both. Reported: the median step time while falling (the first simulated
 second) and once settled (seconds 4-5), the 25-75% range to show the noise,
 the ratio ours / pybullet (< 1: ours is faster), and a settle check at the
 end: the fraction of bodies slower than 0.05 m/s, the mean height of the
-centres of mass, the lowest point of any body (negative: into the ground)
-and how many bodies sank more than 5 cm or fell through. Then one settled
+centres of mass, the lowest point of any body (negative: into the ground;
+the points of its collision shapes: the box or U corners, the pieces' hull
+vertices) and how many bodies sank more than 5 cm or fell through. Then one settled
 step of the N = 1000 scene under cProfile, top 15 functions by tottime.
 
 The half-space ground is paired with every moving body each step (it has no
@@ -56,10 +83,12 @@ at 3 s and the settled window is seconds 2-3; this is printed.
 import argparse
 import cProfile
 import io
+import functools
 import math
 import os
 import pstats
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -69,6 +98,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import trimesh  # noqa: E402
 
 import collision as co  # noqa: E402
+from app.mesh_io import load_mesh  # noqa: E402
+from app.pieces import DecomposeSettings, convex_pieces  # noqa: E402
 from app.scene import mass_properties  # noqa: E402
 from app.world import Body, World, pose_matrix, rotation  # noqa: E402
 from collision.shapes import Hull  # noqa: E402
@@ -91,6 +122,10 @@ SUNK = 0.05           # m: a body whose lowest point is deeper than this has sun
 GROUND_BOX = (100.0, 0.5, 100.0)  # half extents of the --ground box, top face at y = 0
 U_PARTS = [((-0.4, 0.0, 0.0), (0.1, 0.5, 0.2)), ((0.4, 0.0, 0.0), (0.1, 0.5, 0.2)),
            ((0.0, -0.4, 0.0), (0.3, 0.1, 0.2))]  # (centre, half extents) of the U's boxes, model frame
+MESH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
+# (file, scale, turn about x in degrees): the concave meshes of the "mesh" scene, ~0.7 m across, lying flat
+MESHES = [("torus_knot.ply", 0.35, 90.0), ("gear.ply", 0.7, 90.0), ("bowl.ply", 0.4, 0.0)]
+MESH_PIECES = 16  # V-HACD's max_pieces; also the most children a pybullet compound keeps
 
 
 # ---------------------------------------------------------------------------
@@ -124,6 +159,32 @@ def u_mesh():
     return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), hulls
 
 
+@functools.lru_cache(maxsize=None)
+def mesh_models():
+    """The "mesh" scene's models: a list of ``(name, vertices (n, 3), faces (m, 3), ConvexPieces,
+    MassProperties)``, loaded, scaled, turned and decomposed once (V-HACD results cached on disk)."""
+    out = []
+    for name, scale, turn in MESHES:
+        m = load_mesh(os.path.join(MESH_DIR, name), scale=scale)
+        v = np.asarray(m.vertices, float) @ rotation((1, 0, 0), math.radians(turn)).T
+        f = np.asarray(m.faces, np.int64)
+        pieces = convex_pieces(v, f, DecomposeSettings(method="vhacd", max_pieces=MESH_PIECES), cache=True)
+        if len(pieces) > MESH_PIECES:  # pragma: no cover - convex_pieces keeps to max_pieces
+            raise RuntimeError(f"{name}: {len(pieces)} pieces, more than a pybullet compound holds")
+        mass = mass_properties(v, f, DENSITY)
+        if mass is None:
+            raise RuntimeError(f"{name}: not a closed mesh, no mass properties")
+        out.append((os.path.splitext(name)[0], v, f, pieces, mass))
+    return out
+
+
+def collision_points(body):
+    """(k, 3) model-frame points of a body's collision shapes: its pieces' hull vertices, or its mesh."""
+    if body.pieces is not None:
+        return np.concatenate([h.vertices for h in body.pieces.hulls])
+    return body.vertices
+
+
 # ---------------------------------------------------------------------------
 # Ours
 # ---------------------------------------------------------------------------
@@ -136,19 +197,27 @@ def our_ground(kind):
 
 
 def our_world(kind, starts, ground):
-    """A :class:`World` of the ground and dynamic ``kind`` ("box" or "u") bodies at ``starts``."""
+    """A :class:`World` of the ground and dynamic ``kind`` ("box", "u" or "mesh") bodies at ``starts``."""
     bodies = [our_ground(ground)]
     if kind == "box":
         for k, (pos, yaw) in enumerate(starts):
             bodies.append(box_body(f"box{k}", (HALF,) * 3, pos, motion="dynamic", rot=rotation((0, 1, 0), yaw),
                                    density=DENSITY))
-    else:
+    elif kind == "mesh":
+        models = [(name, v, f, co.OBBTree(v, f), pieces, mass) for name, v, f, pieces, mass in mesh_models()]
+        for k, (pos, yaw) in enumerate(starts):
+            name, v, f, tree, pieces, mass = models[k % len(models)]
+            bodies.append(Body(f"{name}{k}", v, f, tree, pose_matrix(rotation((0, 1, 0), yaw), pos), (0.5, 0.5, 0.5),
+                               motion="dynamic", pieces=pieces, mass=mass))
+    elif kind == "u":
         v, f, hulls = u_mesh()
         tree = co.OBBTree(v, f)
         mass = mass_properties(v, f, DENSITY)
         for k, (pos, yaw) in enumerate(starts):
             bodies.append(Body(f"u{k}", v, f, tree, pose_matrix(rotation((0, 1, 0), yaw), pos), (0.5, 0.5, 0.5),
                                motion="dynamic", shapes=list(hulls), mass=mass))
+    else:
+        raise ValueError(f"kind: expected 'box', 'u' or 'mesh', got {kind!r}")
     w = World(bodies, dt=DT, exact=False, gravity=(0.0, -9.81, 0.0))
     w.dynamics.iterations = ITERATIONS
     w.dynamics.friction = FRICTION
@@ -170,7 +239,7 @@ def our_state(w):
     dyn = [b for b in w.bodies if b.motion == "dynamic"]
     speed = np.array([np.linalg.norm(b.velocity) for b in dyn])
     com = np.array([(b.pose[:3, :3] @ b.mass.center + b.pose[:3, 3])[1] for b in dyn])
-    low = np.array([float((b.vertices @ b.pose[1, :3]).min() + b.pose[1, 3]) for b in dyn])
+    low = np.array([float((collision_points(b) @ b.pose[1, :3]).min() + b.pose[1, 3]) for b in dyn])
     return speed, com, low
 
 
@@ -184,9 +253,37 @@ def yaw_quat(yaw):
     return [0.0, math.sin(yaw / 2), 0.0, math.cos(yaw / 2)]
 
 
+def principal_frame(inertia):
+    """``(moments (3,), quaternion (x, y, z, w))`` of a symmetric (3, 3) inertia tensor: its
+    eigenvalues, and the rotation whose columns are its eigenvectors (right-handed), so that
+    ``inertia = R @ diag(moments) @ R.T``: pybullet's ``localInertiaDiagonal`` and
+    ``baseInertialFrameOrientation``."""
+    from scipy.spatial.transform import Rotation
+
+    moments, axes = np.linalg.eigh(np.asarray(inertia, float))
+    if np.linalg.det(axes) < 0:
+        axes[:, 0] = -axes[:, 0]
+    return moments, Rotation.from_matrix(axes).as_quat()
+
+
+def bullet_mesh_shape(pieces, folder, name, cid):
+    """One ``btCompoundShape`` of the pieces' hulls: ``createCollisionShapeArray`` of ``GEOM_MESH``
+    children, one Wavefront file of each hull's vertices and triangles written to ``folder``
+    (pybullet reads the file and takes the convex hull of its points)."""
+    files = []
+    for i, h in enumerate(pieces.hulls):
+        path = os.path.join(folder, f"{name}_{i}.obj")
+        with open(path, "w") as fh:
+            fh.writelines(f"v {x:.17g} {y:.17g} {z:.17g}\n" for x, y, z in h.vertices)
+            fh.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in h.triangles)
+        files.append(path)
+    return pb.createCollisionShapeArray([pb.GEOM_MESH] * len(files), fileNames=files,
+                                        meshScales=[[1.0, 1.0, 1.0]] * len(files), physicsClientId=cid)
+
+
 def bullet_world(kind, starts, ground):
-    """A DIRECT client with the ground and the bodies; returns ``(client, body ids, model
-    points per body (k, 3) for the lowest-point check)``."""
+    """A DIRECT client with the ground and the bodies; returns ``(client, body ids, per body the
+    (k, 3) points of its shapes in its inertial frame, for the lowest-point check)``."""
     cid = pb.connect(pb.DIRECT)
     pb.setGravity(0, -9.81, 0, physicsClientId=cid)
     pb.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=ITERATIONS, numSubSteps=0,
@@ -200,25 +297,32 @@ def bullet_world(kind, starts, ground):
     g = pb.createMultiBody(0, gshape, basePosition=gpos, useMaximalCoordinates=True, physicsClientId=cid)
     pb.changeDynamics(g, -1, lateralFriction=math.sqrt(FRICTION), restitution=0.0, physicsClientId=cid)
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    models = []  # (shape, mass, com, inertial frame quaternion, inertia diagonal or None, local points)
     if kind == "box":
         shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[HALF] * 3, physicsClientId=cid)
-        mass = DENSITY * (2 * HALF) ** 3
-        com, inertia = np.zeros(3), None
-        local = corners * HALF
+        models.append((shape, DENSITY * (2 * HALF) ** 3, np.zeros(3), [0, 0, 0, 1], None, corners * HALF))
+    elif kind == "mesh":
+        with tempfile.TemporaryDirectory(prefix="bench_dynamics_") as folder:
+            for name, _, _, pieces, mp in mesh_models():
+                shape = bullet_mesh_shape(pieces, folder, name, cid)
+                moments, quat = principal_frame(mp.inertia)
+                axes = np.array(pb.getMatrixFromQuaternion(quat)).reshape(3, 3)
+                hull_points = np.concatenate([h.vertices for h in pieces.hulls])
+                models.append((shape, mp.mass, mp.center, list(quat), list(moments), (hull_points - mp.center) @ axes))
     else:
         v, f, _ = u_mesh()
         mp = mass_properties(v, f, DENSITY)
         shape = pb.createCollisionShapeArray([pb.GEOM_BOX] * 3, halfExtents=[list(h) for _, h in U_PARTS],
                                              collisionFramePositions=[list(c) for c, _ in U_PARTS],
                                              physicsClientId=cid)
-        mass, com = mp.mass, mp.center
         # the U is symmetric about x = 0 and z = 0: its inertia is diagonal in the model axes
-        inertia = list(np.diag(mp.inertia))
-        local = (corners * 0.5 * [1.0, 1.0, 0.4]) - com  # bounding box corners = the U's lowest points
-    ids = []
-    for pos, yaw in starts:
+        models.append((shape, mp.mass, mp.center, [0, 0, 0, 1], list(np.diag(mp.inertia)),
+                       (corners * 0.5 * [1.0, 1.0, 0.4]) - mp.center))  # bounding box corners: the lowest points
+    ids, local = [], []
+    for k, (pos, yaw) in enumerate(starts):
+        shape, mass, com, frame, inertia, points = models[k % len(models)]
         b = pb.createMultiBody(mass, shape, basePosition=list(pos), baseOrientation=yaw_quat(yaw),
-                               baseInertialFramePosition=list(com), baseInertialFrameOrientation=[0, 0, 0, 1],
+                               baseInertialFramePosition=list(com), baseInertialFrameOrientation=frame,
                                useMaximalCoordinates=True,
                                physicsClientId=cid)
         # changeDynamics with localInertiaDiagonal alone zeroes a maximal-coordinates body's mass
@@ -229,25 +333,32 @@ def bullet_world(kind, starts, ground):
                           activationState=(pb.ACTIVATION_STATE_ENABLE_SLEEPING if SLEEP else
                                            pb.ACTIVATION_STATE_DISABLE_SLEEPING), physicsClientId=cid, **kw)
         ids.append(b)
+        local.append(points)
     return cid, ids, local
 
 
 def bullet_state(cid, ids, local):
-    """As :func:`our_state`; pybullet reports the base's centre of mass (its inertial frame)."""
+    """As :func:`our_state`; pybullet reports the pose of the base's inertial frame (its centre of
+    mass, its principal axes), in which ``local[k]`` gives body k's points."""
     speed, com, low = [], [], []
-    for b in ids:
+    for b, points in zip(ids, local):
         p, q = pb.getBasePositionAndOrientation(b, physicsClientId=cid)
         lin, _ = pb.getBaseVelocity(b, physicsClientId=cid)
         r = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)
         speed.append(float(np.linalg.norm(lin)))
         com.append(p[1])
-        low.append(float((local @ r[1]).min() + p[1]))
+        low.append(float((points @ r[1]).min() + p[1]))
     return np.array(speed), np.array(com), np.array(low)
 
 
 # ---------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------
+
+
+def label(r):
+    """A result's scene name for the tables."""
+    return f"{r['n']} " + {"box": "boxes", "u": "U shapes", "mesh": "meshes"}[r["kind"]]
 
 
 def stats(x):
@@ -314,11 +425,11 @@ def report_times(results):
     head = f"  {'scene':16s}{'window':>16s}{'ours':>24s}{'pybullet':>22s}{'ratio':>8s}"
     print(head)
     for r in results:
-        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
+        name = label(r)
         s = r["seconds"]
-        for win, name in ((0, "fall 0-1 s"), (1, f"settled {s - 1:g}-{s:g} s")):
+        for win, window in ((0, "fall 0-1 s"), (1, f"settled {s - 1:g}-{s:g} s")):
             o = stats(r["ours"][win])
-            line = f"  {label:16s}{name:>16s}{o[0]:>10.2f} ({o[1]:6.2f}-{o[2]:6.2f})"
+            line = f"  {name:16s}{window:>16s}{o[0]:>10.2f} ({o[1]:6.2f}-{o[2]:6.2f})"
             if r["theirs"] is not None:
                 t = stats(r["theirs"][win])
                 line += f"{t[0]:>8.3f} ({t[1]:5.3f}-{t[2]:5.3f}){o[0] / t[0]:>8.1f}x"
@@ -331,12 +442,18 @@ def report_times(results):
     print(f"  {'scene':16s}{'window':>10s}{'broad':>9s}{'narrow':>9s}{'dynamics':>10s}{'rest':>8s}"
           f"{'step':>9s}   candidates / manifolds / points at the end")
     for r in results:
-        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
-        for win, name in ((0, "fall"), (1, "settled")):
+        name = label(r)
+        for win, window in ((0, "fall"), (1, "settled")):
             ph = [stats(r["phases"][p][win])[0] for p in ("broad", "narrow", "dynamics", "rest")]
             extra = "   " + " / ".join(map(str, r["contacts"])) if win == 1 else ""
-            print(f"  {label:16s}{name:>10s}" + "".join(f"{x:>9.2f}" for x in ph[:2]) + f"{ph[2]:>10.2f}"
+            print(f"  {name:16s}{window:>10s}" + "".join(f"{x:>9.2f}" for x in ph[:2]) + f"{ph[2]:>10.2f}"
                   + f"{ph[3]:>8.2f}{stats(r['ours'][win])[0]:>9.2f}" + extra)
+
+
+def count(n):
+    """'1 body', '3 bodies'."""
+    n = int(n)
+    return f"{n} {'body' if n == 1 else 'bodies'}"
 
 
 def report_settle(results):
@@ -346,20 +463,24 @@ def report_settle(results):
     print(f"  {'scene':16s}{'t, s':>6s}{'who':>10s}{'at rest':>9s}{'max |v|':>9s}{'height':>9s}{'lowest':>9s}"
           f"{'sunk':>6s}{'through':>9s}")
     for r in results:
-        label = f"{r['n']} {'boxes' if r['kind'] == 'box' else 'U shapes'}"
+        name = label(r)
         for who, st in (("ours", r["state_ours"]), ("pybullet", r["state_bullet"])):
             if st is None:
                 continue
             speed, com, low = st
-            print(f"  {label:16s}{r['seconds']:>6g}{who:>10s}{np.mean(speed < SLOW):>9.1%}{speed.max():>9.3f}"
+            print(f"  {name:16s}{r['seconds']:>6g}{who:>10s}{np.mean(speed < SLOW):>9.1%}{speed.max():>9.3f}"
                   f"{com.mean():>9.4f}{low.min():>9.4f}{int(np.sum(low < -SUNK)):>6d}{int(np.sum(com < 0)):>9d}")
         so, sb = r["state_ours"], r["state_bullet"]
         notes = []
         if np.mean(so[0] < SLOW) < 1.0:
-            notes.append(f"ours has {int(np.sum(so[0] >= SLOW))} bodies still moving")
+            notes.append(f"ours has {count(np.sum(so[0] >= SLOW))} still moving")
         if np.sum(so[2] < -SUNK):
-            notes.append(f"ours has {int(np.sum(so[2] < -SUNK))} bodies sunk")
+            notes.append(f"ours has {count(np.sum(so[2] < -SUNK))} sunk")
         if sb is not None:
+            if np.mean(sb[0] < SLOW) < 1.0:
+                notes.append(f"pybullet has {count(np.sum(sb[0] >= SLOW))} still moving")
+            if np.sum(sb[2] < -SUNK):
+                notes.append(f"pybullet has {count(np.sum(sb[2] < -SUNK))} sunk")
             notes.append(f"mean height ours - pybullet = {so[1].mean() - sb[1].mean():+.4f} m")
         print(f"  {'':16s}-> " + "; ".join(notes))
 
@@ -408,11 +529,14 @@ def main():
     t0 = time.perf_counter()
     warm_up("box", args.ground)
     warm_up("u", args.ground)
-    print(f"warm-up (numba kernels loaded or compiled): {time.perf_counter() - t0:.1f} s")
+    warm_up("mesh", args.ground)
+    print(f"warm-up (numba kernels loaded or compiled, V-HACD pieces read from the cache or made): "
+          f"{time.perf_counter() - t0:.1f} s")
 
     plan = [("box", 100, 3.0 if args.quick else 5.0, None, 1.2)]
     if not args.quick:
-        plan += [("box", 1000, 5.0, args.budget, 1.2), ("u", 100, 5.0, None, 1.5)]
+        plan += [("box", 1000, 5.0, args.budget, 1.2), ("u", 100, 5.0, None, 1.5),
+                 ("mesh", 100, 5.0, None, 1.5)]
     results = []
     for kind, n, seconds, budget, spacing in plan:
         r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing)

@@ -237,7 +237,8 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     if k == 0:
         return out
     bad = _halfspace_kernel(table._points, table._starts, table._radius, ids, poses, normals, offsets, margins,
-                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.sat_depth)
+                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind,
+                            out.sat_depth)
     if bad >= 0:
         raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(poses[bad])]}")
     return out
