@@ -384,12 +384,17 @@ class World:
 
     def detect(self, candidates=None):
         """Exact triangle contacts (:func:`collision.collide`) of the candidate body pairs
-        (default: the broad phase's, now); fills :attr:`contacts` and :attr:`stats`."""
+        (default: the broad phase's, now); fills :attr:`contacts` and :attr:`stats`. A ground (a
+        half-space) is left out: its mesh only draws the infinite plane, and everything resting on
+        it sinks by the solver's slop."""
         cand = self.broad_phase() if candidates is None else candidates
         t1 = time.perf_counter()
         contacts = []
         box_tests = tri_tests = 0
+        unbounded = self.sync().unbounded
         for i, j in np.asarray(cand, np.int64).reshape(-1, 2).tolist():
+            if unbounded[i] or unbounded[j]:
+                continue
             a, b = self.bodies[i], self.bodies[j]
             r = co.collide(a.tree, a.pose, b.tree, b.pose)
             box_tests += r.box_tests

@@ -184,3 +184,19 @@ def test_hud_shows_a_bar_when_the_load_knows_how_far_it_is():
     finally:
         release.set()
         thread.join()
+
+
+def test_a_physics_scene_hides_the_exact_triangles_unless_the_user_chose():
+    """Bodies resting on each other overlap by the solver's slop: a scene with dynamic bodies starts
+    with the exact-triangle overlay off (its manifolds show the contacts); a kinematic scene keeps it,
+    and a choice made with T outlives scene loads."""
+    s = Session(World([]))
+    assert s.flags["triangles"]
+    s.load_scene(PRIMITIVES, wait=True)
+    s.update(1 / 60)
+    assert any(b.moves for b in s.world.bodies) and not s.flags["triangles"]
+    s.key("T")  # the user wants them
+    assert s.flags["triangles"]
+    s.load_scene(PRIMITIVES, wait=True)
+    s.update(1 / 60)
+    assert s.flags["triangles"]

@@ -101,6 +101,7 @@ class Session:
         self.selected = None
         self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "manifolds", "grid")
                       for name in OVERLAYS}
+        self._chosen = set()  # overlays the user has toggled: a scene load leaves them alone
         self.depth = 0
         self.messages = deque(maxlen=6)
         self.quit_requested = False
@@ -173,6 +174,7 @@ class Session:
 
     def do_toggle(self, name, _shift):
         self.flags[name] = not self.flags[name]
+        self._chosen.add(name)
 
     def do_depth(self, delta, _shift):
         deepest = max((b.tree.depth for b in self.world.bodies), default=1) - 1
@@ -356,6 +358,10 @@ class Session:
         self.frame_camera()
         name = getattr(getattr(world, "scene", None), "name", os.path.basename(state["path"]))
         self.say(f"loaded scene {name!r}: {len(world.bodies)} bodies")
+        if "triangles" not in self._chosen:
+            # Bodies at rest on each other overlap by the solver's slop, so every touching face
+            # would be red: a physics scene shows its manifolds, and T the exact triangles.
+            self.flags["triangles"] = not any(b.moves for b in world.bodies)
         return True
 
     @property
