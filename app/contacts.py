@@ -283,6 +283,16 @@ def _carry(src, count, ids, pa, pb, frozen, o_count, o_ids, o_pa, o_pb, o_age, o
                     imp[m, i, k] = o_imp[o, j, k]
 
 
+def _flipped(st):
+    """The rows of ``st`` seen from the other shape: normals reversed, points swapped, face kinds
+    swapped (the keys are left as they are: A is the row's first body)."""
+    st.normal *= -1.0
+    st.points_a, st.points_b = st.points_b, st.points_a
+    fa, fb = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
+    st.kind = np.where(st.kind == fa, fb, np.where(st.kind == fb, fa, st.kind))
+    return st
+
+
 def _member(values, sorted_set):
     """(k,) bool: which ``values`` are in the sorted array ``sorted_set``."""
     if not len(sorted_set) or not len(values):
@@ -627,11 +637,8 @@ class ContactManager:
         normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
         offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
         batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel])
-        if flip:
-            batch.normal *= -1.0
-            batch.points_a, batch.points_b = batch.points_b, batch.points_a
-            batch.kind[batch.count > 0] = KIND_NAMES.index("face_b")
-        return ContactStore.from_batch(batch, None, keys)
+        st = ContactStore.from_batch(batch, None, keys)
+        return _flipped(st) if flip else st
 
     def _one_by_one(self, bodies, table, pp, index, caches):
         """The pairs outside the batches, one narrow-phase call each."""

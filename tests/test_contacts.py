@@ -192,3 +192,23 @@ def test_a_box_on_a_static_triangle_mesh_gets_the_mesh_manifolds():
     w.collide()
     assert all(np.all(pm.age == 2) for pm in w.manager.manifolds.values())
     assert [e.kind for e in w.events] == ["persist"]
+
+
+@pytest.mark.parametrize("ground_first", [True, False])
+def test_a_ground_listed_after_the_body_gives_the_same_contact(ground_first):
+    """The half-space batch turns its manifolds round when the ground is the pair's second body."""
+    ball = ball_body("ball", 0.1, (0.0, 0.095, 0.0), motion="kinematic")
+    box = box_body("box", (0.1, 0.1, 0.1), (1.0, 0.098, 0.0))
+    bodies = [ground_body(), ball, box] if ground_first else [ball, box, ground_body()]
+    w = World(bodies, margin=0.01)
+    w.collide()
+    for body, depth, points in ((ball, 0.005, 1), (box, 0.002, 4)):
+        (pm,) = [pm for pm in w.manifolds if body in (pm.a, pm.b)]
+        up = np.array([0.0, 1.0, 0.0]) if pm.b is body else np.array([0.0, -1.0, 0.0])  # from A to B
+        np.testing.assert_allclose(pm.manifold.normal, up, atol=1e-12)
+        np.testing.assert_allclose(pm.manifold.depths, depth, atol=1e-12)
+        assert len(pm.manifold.depths) == points
+        # points_a is on A, points_b on B: the body's points are inside the ground by the depth
+        body_points = pm.manifold.points_b if pm.b is body else pm.manifold.points_a
+        np.testing.assert_allclose(body_points[:, 1], -depth, atol=1e-12)
+        assert pm.manifold.kind == ("face_a" if pm.b is body else "face_b")
