@@ -14,10 +14,12 @@ body row B, piece of A, piece of B, sub-key), as Box2D's and Jolt's contact
 pools. A step's work is array work and three compiled loops: hull-hull piece
 pairs go through :func:`collision.hull_batch.collide_hull_pairs`, half-spaces
 against spheres, capsules and hulls through
-:func:`collision.halfspace_batch.collide_halfspace_pairs`, the new keys are
+:func:`collision.halfspace_batch.collide_halfspace_pairs`, spheres against
+spheres, capsules and hulls through
+:func:`collision.round_batch.collide_sphere_pairs`, the new keys are
 found among the old ones by binary search, and ages and impulses are carried
-over in one loop. Only the rarer pairs (sphere and capsule pairs, convex
-pieces against a static triangle mesh) take
+over in one loop. Only the rarer pairs (capsules against capsules and hulls,
+convex pieces against a static triangle mesh) take
 :func:`collision.narrow_phase.collide_shapes` /
 :func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
 
@@ -49,6 +51,7 @@ from collision.convex_mesh import collide_convex_trimesh
 from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
 from collision.hull_batch import HullTable, collide_hull_pairs
 from collision.manifold import KIND_NAMES, Manifold
+from collision.round_batch import collide_sphere_pairs
 from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
 from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
@@ -470,7 +473,13 @@ class ContactManager:
         for flip, sel in ((False, (pp.ka == _HALF) & core_b), (True, core_a & (pp.kb == _HALF))):
             if sel.any():
                 parts.append(self._halfspace_batch(keys[sel], pp, sel, table, flip))
-        rest = np.flatnonzero(~hh & ~(((pp.ka == _HALF) & core_b) | (core_a & (pp.kb == _HALF))))
+        ball_a = (pp.ka == _SPHERE) & core_b  # a sphere against a sphere, capsule or hull
+        ball_b = (pp.kb == _SPHERE) & core_a & ~ball_a
+        for flip, sel in ((False, ball_a), (True, ball_b)):
+            if sel.any():
+                parts.append(self._sphere_batch(keys[sel], pp, sel, table, flip))
+        batched = hh | ball_a | ball_b | ((pp.ka == _HALF) & core_b) | (core_a & (pp.kb == _HALF))
+        rest = np.flatnonzero(~batched)
         caches = {}
         if len(rest):
             parts.append(self._one_by_one(bodies, table, pp, rest, caches))
@@ -637,6 +646,18 @@ class ContactManager:
         normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
         offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
         batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel])
+        st = ContactStore.from_batch(batch, None, keys)
+        return _flipped(st) if flip else st
+
+    def _sphere_batch(self, keys, pp, sel, table, flip):
+        """Spheres against spheres, capsules and hulls in one compiled call (the sphere is A, or B
+        when ``flip``: then the manifolds are turned round)."""
+        pose = table.state.pose
+        srow, orow = (keys[:, 1], keys[:, 0]) if flip else (keys[:, 0], keys[:, 1])
+        sid, oid = ((pp.cb, pp.ca) if flip else (pp.ca, pp.cb))
+        okind = (pp.ka if flip else pp.kb)[sel]
+        batch = collide_sphere_pairs(self._cores, sid[sel], pose[srow], oid[sel], pose[orow], okind == _HULL,
+                                     pp.margin[sel])
         st = ContactStore.from_batch(batch, None, keys)
         return _flipped(st) if flip else st
 

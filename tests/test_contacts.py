@@ -212,3 +212,56 @@ def test_a_ground_listed_after_the_body_gives_the_same_contact(ground_first):
         body_points = pm.manifold.points_b if pm.b is body else pm.manifold.points_a
         np.testing.assert_allclose(body_points[:, 1], -depth, atol=1e-12)
         assert pm.manifold.kind == ("face_a" if pm.b is body else "face_b")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_batch_gives_what_collide_shapes_gives(seed):
+    """A jumble of balls, boxes, capsules, U shapes and two grounds, in a shuffled order (so every
+    pair kind comes with either shape first): each of the world's manifolds equals collide_shapes
+    on its piece pair (same points within GJK's tolerance, or, past four points, the same deepest),
+    and no touching piece pair is missing."""
+    from collision.shapes import Capsule
+
+    rng = np.random.default_rng(seed)
+    bodies = [ground_body(), ground_body(rot=co_rot(0.3), name="slope")]
+    for k in range(24):
+        pos = rng.uniform((-1, -0.1, -1), (1, 0.6, 1))
+        kind = k % 4
+        if kind == 0:
+            bodies.append(ball_body(f"s{k}", rng.uniform(0.1, 0.3), pos, motion="kinematic"))
+        elif kind == 1:
+            bodies.append(box_body(f"b{k}", rng.uniform(0.1, 0.3, 3), pos, rot=random_rotation(rng)))
+        elif kind == 2:
+            cap = box_body(f"c{k}", (0.1, 0.3, 0.1), pos, rot=random_rotation(rng))
+            cap.shapes = [Capsule(0.1, 0.2)]
+            bodies.append(cap)
+        else:
+            bodies.append(u_body(f"u{k}", pos, random_rotation(rng)))
+    order = rng.permutation(len(bodies))
+    bodies = [bodies[i] for i in order]
+    w = World(bodies, margin=0.02)
+    w.collide()
+    got = {(pm.a.name, pm.b.name, pm.piece_a, pm.piece_b): pm.manifold for pm in w.manifolds}
+    kinds = set()
+    for i, a in enumerate(bodies):
+        for j in range(i + 1, len(bodies)):
+            b = bodies[j]
+            if a.motion == "static" and b.motion == "static":
+                continue
+            for p, sa in enumerate(a.shapes):
+                for q, sb in enumerate(b.shapes):
+                    ref = collide_shapes(sa, a.pose, sb, b.pose, 0.02)
+                    key = (a.name, b.name, p, q)
+                    if not len(ref.depths):
+                        assert key not in got, key
+                        continue
+                    m = got[key]  # a touching pair the mid phase must not lose
+                    kinds.add((type(sa).__name__, type(sb).__name__))
+                    assert len(m.depths) == len(ref.depths), key
+                    np.testing.assert_allclose(m.normal, ref.normal, atol=1e-7)
+                    np.testing.assert_allclose(m.depths[0], ref.depths[0], atol=1e-9)
+                    if len(ref.depths) < 4:
+                        np.testing.assert_allclose(m.points_a, ref.points_a, atol=1e-9)
+                        np.testing.assert_allclose(m.points_b, ref.points_b, atol=1e-9)
+                    assert m.kind == ref.kind, key
+    assert len(kinds) >= 6, kinds  # hull-hull, ground-hull, ball-hull, ... both ways round
