@@ -6,6 +6,12 @@ user has. If that interpreter is not the project's virtual environment
 project with its test and decomposition extras, and re-executes the same
 command inside it. A stamp file records the hash of ``pyproject.toml`` so a
 change of dependencies reinstalls; otherwise the check costs milliseconds.
+
+It also guards numba's on-disk kernel cache. Numba checks a cached kernel
+against its own source file only: a kernel that calls a function from another
+file keeps the old compiled callee after that file changes (an update by
+``git pull``, an edit). So when any source file of ``collision/`` or ``app/``
+differs from the last run, the cached kernels are deleted and compiled again.
 """
 
 import hashlib
@@ -18,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".obbcollide-installed"
+KERNELS = VENV / ".obbcollide-kernels"  # hash of the sources the cached kernels were compiled from
 EXTRAS = "test,decompose"
 
 
@@ -56,6 +63,41 @@ def ensure_environment(module):
     if not _in_venv():
         py = str(_venv_python())
         os.execv(py, [py, "-m", module, *sys.argv[1:]])
+    refresh_kernel_cache()
+
+
+def _sources_hash(root):
+    h = hashlib.sha256()
+    for package in ("collision", "app"):
+        for path in sorted((root / package).rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def refresh_kernel_cache(root=ROOT, stamp=KERNELS):
+    """Delete numba's cached kernels (``*.nbi``, ``*.nbc`` in ``collision/`` and ``app/``) when the
+    sources changed since the stamp was written; returns how many files were deleted."""
+    wanted = _sources_hash(root)
+    try:
+        if stamp.read_text().strip() == wanted:
+            return 0
+    except OSError:
+        pass
+    gone = 0
+    for package in ("collision", "app"):
+        for pattern in ("*.nbi", "*.nbc"):
+            for path in (root / package).rglob(pattern):
+                try:
+                    path.unlink()
+                    gone += 1
+                except OSError:
+                    pass
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(wanted + "\n")
+    except OSError:
+        pass
+    return gone
 
 
 def _install(stamp):
