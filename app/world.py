@@ -144,6 +144,8 @@ class World:
         self.manager = ContactManager(margin)
         self.dynamics = Dynamics(gravity)
         self._fresh = False  # the manifolds are of the current poses
+        self.problems = []  # messages about bodies whose state had to be repaired (see repair())
+        self._good = None  # (bodies, poses) at the start of the last step, for repair()
         self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
         self._boxes = (np.zeros(0, np.int64), np.zeros((0, 2, 3)))  # bounded rows, their (swept) boxes
         self._candidates = []
@@ -192,6 +194,7 @@ class World:
         gravity and the impulses of the current contacts), then the broad, mid and narrow phases
         find the contacts of the new poses."""
         t = self.sync()
+        self.repair(t)
         if not self._fresh:
             self._collide(t)
         t0 = time.perf_counter()
@@ -200,6 +203,35 @@ class World:
         self.time += self.dt
         self._frame_times["update"] += time.perf_counter() - t0
         self._collide(t)
+
+    def repair(self, t=None):
+        """Bodies with a non-finite pose, velocity or spin (set by a script, a bad scene edit, a
+        degenerate contact) would stop every query: the velocities go back to zero and the pose to
+        the last finite one (or the start pose), the body wakes, and a message naming it goes to
+        :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
+        t = self.sync() if t is None else t
+        st = t.state
+        bad_pose = ~np.isfinite(st.pose.reshape(len(t), -1)).all(axis=1)
+        bad_motion = ~(np.isfinite(st.velocity).all(axis=1) & np.isfinite(st.spin).all(axis=1))
+        names = []
+        for k in np.flatnonzero(bad_pose | bad_motion):
+            b = self.bodies[k]
+            what = []
+            if bad_motion[k]:
+                what.append("velocity" if not np.isfinite(st.velocity[k]).all() else "spin")
+                st.velocity[k] = 0.0
+                st.spin[k] = 0.0
+            if bad_pose[k]:
+                good = self._good
+                back = (good[1][good[0].index(b)] if good is not None and b in good[0] else b.home)
+                st.pose[k] = back if np.isfinite(back).all() else np.eye(4)
+                what.append("pose")
+                self._fresh = False
+            b.wake()
+            names.append(b.name)
+            self.problems.append(f"{b.name}: non-finite {' and '.join(what)}; set back to a finite state")
+        self._good = (list(self.bodies), st.pose.copy())
+        return names
 
     def sync(self):
         """Bring :attr:`table` up to date with :attr:`bodies` (added, removed or changed bodies, or
@@ -358,7 +390,9 @@ class World:
         Bodies with a half-space have no finite AABB: each is paired with the
         moving bodies whose boxes reach down to its plane.
         """
-        self._collide(self.sync())
+        t = self.sync()
+        self.repair(t)
+        self._collide(t)
 
     def _collide(self, t):
         t0 = time.perf_counter()

@@ -241,3 +241,29 @@ def test_a_kinematic_body_wakes_what_it_pushes():
     for _ in range(60):
         w.step()
     assert not box.sleeping and box.pose[0, 3] > 0.05
+
+
+def test_a_body_with_a_non_finite_state_is_repaired_and_named():
+    """NaN velocity, infinite spin, NaN pose: the world sets them back (zero motion, the last finite
+    pose), names the body in its problems, and the others go on as if nothing happened."""
+    boxes = [box_body(f"b{k}", (0.2, 0.2, 0.2), (1.0 * k, 0.5, 0.0), motion="dynamic") for k in range(3)]
+    w = World([ground_body()] + boxes, dt=1 / 120)
+    ref = World([ground_body()] + [box_body(f"r{k}", (0.2, 0.2, 0.2), (1.0 * k, 0.5, 0.0), motion="dynamic")
+                                   for k in range(3)], dt=1 / 120)
+    for _ in range(10):
+        w.step()
+        ref.step()
+    before = boxes[2].pose.copy()
+    boxes[0].velocity = np.array([np.nan, 0.0, 0.0])
+    boxes[1].spin = np.array([0.0, np.inf, 0.0])
+    boxes[2].pose[1, 3] = np.nan
+    w.step()
+    assert sorted(p.split(":")[0] for p in w.problems) == ["b0", "b1", "b2"]
+    assert "velocity" in w.problems[0] and "spin" in w.problems[1] and "pose" in w.problems[2]
+    for b in boxes:
+        assert np.all(np.isfinite(b.pose)) and np.all(np.isfinite(b.velocity)) and np.all(np.isfinite(b.spin))
+    assert abs(boxes[2].pose[1, 3] - before[1, 3]) < 0.01  # back where it was, then one step of motion
+    for _ in range(200):
+        w.step()
+    for b in boxes:  # all come to rest on the ground as usual
+        assert b.pose[1, 3] == pytest.approx(0.2, abs=0.006)

@@ -620,3 +620,29 @@ def test_dragging_a_dynamic_body_pulls_it_on_a_spring():
     np.testing.assert_allclose(held, target, atol=0.02)
     s.mouse_release(x, y + 80, "left")
     assert s.world.dynamics.grab is None
+
+
+def test_a_non_finite_body_is_reported_and_the_viewer_goes_on():
+    from app.world import World
+    from tests._bodies import box_body, ground_body
+
+    box = box_body("box", (0.3, 0.3, 0.3), (0.0, 1.0, 0.0), motion="dynamic")
+    s = Session(World([ground_body(), box]))
+    s.update(1 / 60)
+    box.velocity = np.array([np.nan, 0.0, 0.0])
+    s.update(1 / 60)
+    assert any("box: non-finite velocity" in m[0] and m[2] for m in s.messages)
+    assert np.all(np.isfinite(box.pose)) and not s.world.paused
+    for _ in range(5):
+        s.update(1 / 60)
+    assert box.pose[1, 3] < 1.0  # still falling
+
+
+def test_a_failing_step_pauses_the_world_with_the_message(session, monkeypatch):
+    def broken(_dt):
+        raise ValueError("poses_a[3]: not finite")
+
+    monkeypatch.setattr(session.world, "frame", broken)
+    session.update(1 / 60)  # no exception reaches the window
+    assert session.world.paused
+    assert any("the step failed" in m[0] and "poses_a[3]" in m[0] for m in session.messages)

@@ -422,9 +422,19 @@ class Session:
     # -- per frame -----------------------------------------------------------
 
     def update(self, frame_dt):
-        """Swap in a finished scene load, advance the world and run detection for this frame."""
+        """Swap in a finished scene load, advance the world and run detection for this frame.
+
+        A step that fails (it should not: the world repairs non-finite bodies) pauses the world
+        with the message in the HUD, so the viewer keeps running and nothing is lost."""
         self.poll()
-        self.world.frame(frame_dt)
+        try:
+            self.world.frame(frame_dt)
+        except (ValueError, FloatingPointError, RuntimeError) as exc:
+            self.world.paused = True
+            self.say(f"the step failed and the world is paused (Space resumes): {exc}", error=True)
+        for text in self.world.problems:
+            self.say(text, error=True)
+        self.world.problems.clear()
 
     def overlays(self):
         """Debug geometry for this frame, through the core's DebugDraw protocol."""
