@@ -27,7 +27,7 @@ import numpy as np
 
 from ._jit import njit
 from ._validate import as_array
-from .hull_batch import ManifoldBatch
+from .hull_batch import ManifoldBatch, batch_ids, batch_margins, batch_poses
 from .manifold import _reduce
 from .transform import POSE_ERRORS, check_pose_kernel
 
@@ -209,31 +209,18 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
     """
     if not isinstance(table, CoreTable):
         raise ValueError(f"table: expected a CoreTable, got {type(table).__name__}")
-    raw = np.asarray(shape_ids)
-    if raw.ndim > 1 or (raw.size and raw.dtype.kind not in "iu"):
-        raise ValueError(f"shape_ids: expected a (k,) array of integer ids, got dtype {raw.dtype} shape {raw.shape}")
-    ids = np.ascontiguousarray(raw.reshape(-1), dtype=np.int64)
+    ids = batch_ids(shape_ids, "shape_ids", len(table))
     k = len(ids)
-    if k and (ids.min() < 0 or ids.max() >= len(table)):
-        bad = int(np.flatnonzero((ids < 0) | (ids >= len(table)))[0])
-        raise ValueError(f"shape_ids[{bad}]: id {ids[bad]} not in the table (size {len(table)})")
-    poses = np.ascontiguousarray(as_array(poses, "poses", (4, 4), finite=False).reshape(-1, 4, 4))
+    poses = batch_poses(poses, "poses", k)
     normals = np.ascontiguousarray(as_array(normals, "normals", (3,)).reshape(-1, 3))
     offsets = np.ascontiguousarray(as_array(offsets, "offsets", ()).reshape(-1))
-    margins = as_array(margins, "margins", ())
-    if margins.ndim > 1 or (margins.ndim == 1 and len(margins) != k):
-        raise ValueError(f"margins: expected a number or shape ({k},), got shape {margins.shape}")
-    margins = np.ascontiguousarray(np.broadcast_to(margins, (k,)), dtype=np.float64)
-    for name, arr in (("poses", poses), ("normals", normals), ("offsets", offsets)):
+    margins = batch_margins(margins, "margins", k)
+    for name, arr in (("normals", normals), ("offsets", offsets)):
         if len(arr) != k:
             raise ValueError(f"{name}: {len(arr)} rows for {k} shape ids")
     if k and np.abs(np.einsum("ij,ij->i", normals, normals) - 1.0).max() > 1e-9:
         raise ValueError("normals: expected unit vectors")
-    if k and not (np.all(margins >= 0.0) and np.all(np.isfinite(margins))):
-        raise ValueError("margins: expected finite numbers >= 0")
-    out = ManifoldBatch(count=np.zeros(k, np.int64), normal=np.zeros((k, 3)), points_a=np.zeros((k, 4, 3)),
-                        points_b=np.zeros((k, 4, 3)), depths=np.zeros((k, 4)), ids=np.zeros((k, 4), np.int64),
-                        kind=np.full(k, _FACE_A, np.int64), tests=np.zeros(k, np.int64), sat_depth=np.zeros(k))
+    out = ManifoldBatch.empty(k, _FACE_A)
     if k == 0:
         return out
     bad = _halfspace_kernel(table._points, table._starts, table._radius, ids, poses, normals, offsets, margins,

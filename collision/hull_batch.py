@@ -18,7 +18,6 @@ B in world coordinates, ``depths > 0`` penetration, ``points_a - points_b ==
 depths[:, None] * normal``.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,6 +182,13 @@ class ManifoldBatch:
     def __len__(self):
         return len(self.count)
 
+    @classmethod
+    def empty(cls, k, kind=0):
+        """``k`` rows of zeros (``kind``: the index every row's kind starts at), to be filled."""
+        return cls(count=np.zeros(k, np.int64), normal=np.zeros((k, 3)), points_a=np.zeros((k, 4, 3)),
+                   points_b=np.zeros((k, 4, 3)), depths=np.zeros((k, 4)), ids=np.zeros((k, 4), np.int64),
+                   kind=np.full(k, kind, np.int64), tests=np.zeros(k, np.int64), sat_depth=np.zeros(k))
+
     def manifold(self, i):
         """Pair ``i`` as a :class:`collision.manifold.Manifold` (copies of its rows)."""
         c = int(self.count[i])
@@ -238,20 +244,23 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
     return -1, 0
 
 
-def _as_ids(value, name, n_hulls):
+def batch_ids(value, name, size, what="shape"):
+    """``value`` as a (k,) int64 array of ids in ``range(size)``; ValueError naming ``name`` (and the
+    row) otherwise. Shared by the batched narrow-phase calls."""
     arr = np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected shape (k,), got {arr.shape}")
     if len(arr) and arr.dtype.kind not in "iu":
-        raise ValueError(f"{name}: expected integer hull ids, got dtype {arr.dtype}")
+        raise ValueError(f"{name}: expected integer ids, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
-    bad = np.flatnonzero((arr < 0) | (arr >= n_hulls))
+    bad = np.flatnonzero((arr < 0) | (arr >= size))
     if len(bad):
-        raise ValueError(f"{name}[{bad[0]}]: hull id {arr[bad[0]]} not in the table (size {n_hulls})")
+        raise ValueError(f"{name}[{bad[0]}]: {what} id {arr[bad[0]]} not in the table (size {size})")
     return arr
 
 
-def _as_poses(value, name, k):
+def batch_poses(value, name, k):
+    """``value`` as a C-contiguous (k, 4, 4) array of rigid poses; ValueError naming ``name[row]``."""
     arr = as_array(value, name, (4, 4), finite=False)
     if arr.shape != (k, 4, 4):
         raise ValueError(f"{name}: expected shape ({k}, 4, 4), got {arr.shape}")
@@ -259,6 +268,17 @@ def _as_poses(value, name, k):
     row, st = _first_bad_pose(arr)
     if st:
         raise ValueError(f"{name}[{row}]: {POSE_ERRORS[st]}")
+    return arr
+
+
+def batch_margins(value, name, k):
+    """``value`` (a number or (k,)) as a (k,) float64 array of finite margins >= 0."""
+    arr = as_array(value, name, ())
+    if arr.ndim > 1 or (arr.ndim == 1 and len(arr) != k):
+        raise ValueError(f"{name}: expected a number or shape ({k},), got shape {arr.shape}")
+    arr = np.ascontiguousarray(np.broadcast_to(arr, (k,)), dtype=np.float64)
+    if k and not np.all(arr >= 0.0):
+        raise ValueError(f"{name}: expected a finite number >= 0, got {arr[~(arr >= 0.0)][0]}")
     return arr
 
 
@@ -300,29 +320,21 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
     """
     if not isinstance(table, HullTable):
         raise ValueError(f"table: expected a HullTable, got {type(table).__name__}")
-    ia = _as_ids(hull_ids_a, "hull_ids_a", len(table))
-    ib = _as_ids(hull_ids_b, "hull_ids_b", len(table))
+    ia = batch_ids(hull_ids_a, "hull_ids_a", len(table), "hull")
+    ib = batch_ids(hull_ids_b, "hull_ids_b", len(table), "hull")
     k = len(ia)
     if len(ib) != k:
         raise ValueError(f"hull_ids_b: {len(ib)} ids for {k} in hull_ids_a")
-    pa = _as_poses(poses_a, "poses_a", k)
-    pb = _as_poses(poses_b, "poses_b", k)
-    margins = np.asarray(margin, dtype=np.float64)
-    if margins.ndim > 1 or (margins.ndim == 1 and len(margins) != k):
-        raise ValueError(f"margin: expected a number or shape ({k},), got shape {margins.shape}")
-    margins = np.ascontiguousarray(np.broadcast_to(margins, (k,)))
-    if k and not (np.all(margins >= 0.0) and np.all(np.isfinite(margins))):
-        bad = margins[~((margins >= 0.0) & np.isfinite(margins))][0]
-        raise ValueError(f"margin: expected a finite number >= 0, got {bad}")
+    pa = batch_poses(poses_a, "poses_a", k)
+    pb = batch_poses(poses_b, "poses_b", k)
+    margins = batch_margins(margin, "margin", k)
     if caches is None:
         caches = np.full((k, 3), -1, dtype=np.int64)
     elif not (isinstance(caches, np.ndarray) and caches.dtype == np.int64 and caches.shape == (k, 3)
               and caches.flags.c_contiguous and caches.flags.writeable):
         got = f"{caches.dtype} {caches.shape}" if isinstance(caches, np.ndarray) else type(caches).__name__
         raise ValueError(f"caches: expected a writeable C-contiguous int64 array of shape ({k}, 3), got {got}")
-    out = ManifoldBatch(count=np.zeros(k, np.int64), normal=np.zeros((k, 3)), points_a=np.zeros((k, 4, 3)),
-                        points_b=np.zeros((k, 4, 3)), depths=np.zeros((k, 4)), ids=np.zeros((k, 4), np.int64),
-                        kind=np.zeros(k, np.int64), tests=np.zeros(k, np.int64), sat_depth=np.zeros(k))
+    out = ManifoldBatch.empty(k)
     if k == 0:
         return out
     buf = table._buf

@@ -26,11 +26,10 @@ import math
 import numpy as np
 
 from ._jit import njit
-from ._validate import as_array
 from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
 from .halfspace_batch import CoreTable
-from .hull_batch import ManifoldBatch, _first_bad_pose
+from .hull_batch import ManifoldBatch, batch_ids, batch_margins, batch_poses
 from .transform import POSE_ERRORS, check_pose_kernel
 
 __all__ = ["collide_sphere_pairs"]
@@ -129,8 +128,8 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
     """
     if not isinstance(table, CoreTable):
         raise ValueError(f"table: expected a CoreTable, got {type(table).__name__}")
-    ia = _ids(sphere_ids, "sphere_ids", len(table))
-    ib = _ids(shape_ids, "shape_ids", len(table))
+    ia = batch_ids(sphere_ids, "sphere_ids", len(table))
+    ib = batch_ids(shape_ids, "shape_ids", len(table))
     k = len(ia)
     if len(ib) != k:
         raise ValueError(f"shape_ids: {len(ib)} ids for {k} sphere ids")
@@ -138,18 +137,11 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
     if k and np.any(starts[ia + 1] - starts[ia] != 1):
         bad = int(np.flatnonzero(starts[ia + 1] - starts[ia] != 1)[0])
         raise ValueError(f"sphere_ids[{bad}]: shape {ia[bad]} is not a sphere (one core point)")
-    pa = _poses(poses_a, "poses_a", k)
-    pb = _poses(poses_b, "poses_b", k)
+    pa = batch_poses(poses_a, "poses_a", k)
+    pb = batch_poses(poses_b, "poses_b", k)
     hull = np.ascontiguousarray(np.broadcast_to(np.asarray(hull, dtype=bool), (k,)))
-    margins = as_array(margins, "margins", ())
-    if margins.ndim > 1 or (margins.ndim == 1 and len(margins) != k):
-        raise ValueError(f"margins: expected a number or shape ({k},), got shape {margins.shape}")
-    margins = np.ascontiguousarray(np.broadcast_to(margins, (k,)), dtype=np.float64)
-    if k and not np.all(margins >= 0.0):
-        raise ValueError("margins: expected finite numbers >= 0")
-    out = ManifoldBatch(count=np.zeros(k, np.int64), normal=np.zeros((k, 3)), points_a=np.zeros((k, 4, 3)),
-                        points_b=np.zeros((k, 4, 3)), depths=np.zeros((k, 4)), ids=np.zeros((k, 4), np.int64),
-                        kind=np.full(k, _NONE, np.int64), tests=np.zeros(k, np.int64), sat_depth=np.zeros(k))
+    margins = batch_margins(margins, "margins", k)
+    out = ManifoldBatch.empty(k, _NONE)
     if k == 0:
         return out
     row, st = _sphere_kernel(table._points, table._starts, table._radius, ia, pa, ib, pb, hull, margins,
@@ -157,24 +149,3 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
     if st:  # the poses were checked above with the same test
         raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out
-
-
-def _ids(value, name, size):
-    raw = np.asarray(value)
-    if raw.ndim > 1 or (raw.size and raw.dtype.kind not in "iu"):
-        raise ValueError(f"{name}: expected a (k,) array of integer ids, got dtype {raw.dtype} shape {raw.shape}")
-    ids = np.ascontiguousarray(raw.reshape(-1), dtype=np.int64)
-    if len(ids) and (ids.min() < 0 or ids.max() >= size):
-        bad = int(np.flatnonzero((ids < 0) | (ids >= size))[0])
-        raise ValueError(f"{name}[{bad}]: id {ids[bad]} not in the table (size {size})")
-    return ids
-
-
-def _poses(value, name, k):
-    arr = np.ascontiguousarray(as_array(value, name, (4, 4), finite=False).reshape(-1, 4, 4))
-    if len(arr) != k:
-        raise ValueError(f"{name}: expected shape ({k}, 4, 4), got {arr.shape}")
-    row, st = _first_bad_pose(arr)  # named before the kernel runs
-    if st:
-        raise ValueError(f"{name}[{row}]: {POSE_ERRORS[st]}")
-    return arr
