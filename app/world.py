@@ -211,7 +211,7 @@ class World:
         :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
         t = self.sync() if t is None else t
         st = t.state
-        bad_pose = ~np.isfinite(st.pose.reshape(len(t), -1)).all(axis=1)
+        bad_pose = ~np.isfinite(st.pose.reshape(len(t), 16)).all(axis=1)
         bad_motion = ~(np.isfinite(st.velocity).all(axis=1) & np.isfinite(st.spin).all(axis=1))
         names = []
         for k in np.flatnonzero(bad_pose | bad_motion):
