@@ -240,7 +240,8 @@ class BodyTable:
     """The packed state of a world's bodies, and what the step derives from them once.
 
     Row ``k`` is ``bodies[k]``; a body listed twice keeps the first row (the
-    others are copies). The state arrays (see :class:`_State`: ``pose``,
+    others are copies: ``alias`` (n,) gives each row's first row, and the
+    copies count as static and collide with nothing). The state arrays (see :class:`_State`: ``pose``,
     ``velocity``, ``spin``, ``sleeping``, ``still``) are the bodies' own.
 
     Derived attributes (from :meth:`derive`)
@@ -267,6 +268,7 @@ class BodyTable:
         self._key = None
         self.state = _State(0)
         self.version = 0  # bumped whenever the rows or what is derived from them change
+        self.alias = np.zeros(0, np.int64)
         self.derive()
 
     def __len__(self):
@@ -301,6 +303,7 @@ class BodyTable:
             if b._st is not st and b._st is not self.state:
                 b._st.robbed = True  # another table held it: that table must adopt again before use
             b._st, b._row = st, first[id(b)]
+        self.alias = np.array([first[id(b)] for b in bodies], dtype=np.int64).reshape(len(bodies))
         self.bodies = list(bodies)
         self._key = key  # a copy of the list: list == compares the bodies by identity (Body has no __eq__)
         self.state = st
@@ -313,6 +316,7 @@ class BodyTable:
         n = len(bodies)
         self.motion = np.array([DYNAMIC if b.moves else STATIC if b.motion == "static" else KINEMATIC
                                 for b in bodies], dtype=np.int8).reshape(n)
+        self.motion[self.alias != np.arange(n)] = STATIC  # a second listing of a body is an inert copy
         self.unbounded = np.array([b.unbounded for b in bodies], dtype=bool).reshape(n)
         self.shape_count = np.array([len(b.shapes) for b in bodies], dtype=np.int64).reshape(n)
         self.radius = np.array([b.radius for b in bodies], dtype=float).reshape(n)

@@ -370,6 +370,7 @@ class ContactManager:
         self._caches = {}
         self._touch = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))  # body rows, points
         self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
+        self._gone = []  # touching pairs whose body left the list (they end at the next update)
         self._views = None
         self._event_list = None
         self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
@@ -535,7 +536,7 @@ class ContactManager:
         prev = np.sort(prev_rows[:, 0] * n + prev_rows[:, 1])
         was = _member(codes, prev)
         gone = prev_rows[~_member(prev_rows[:, 0] * n + prev_rows[:, 1], codes)]
-        ends = list(getattr(self, "_gone", [])) + [(self._bodies[i], self._bodies[j]) for i, j in gone]
+        ends = list(self._gone) + [(self._bodies[i], self._bodies[j]) for i, j in gone]
         self._gone = []
         self._touch = (rows, points)
         self._events = (~was, was, ends)

@@ -401,6 +401,8 @@ class World:
         ground = self._ground_pairs()
         if len(ground):
             cand = np.concatenate([cand, ground])
+        if len(cand) and np.any(t.alias != np.arange(len(t))):  # a body listed twice: not with itself
+            cand = cand[t.alias[cand[:, 0]] != t.alias[cand[:, 1]]]
         t1 = time.perf_counter()
         self.manager.update(self.bodies, cand, sweep, t)
         t2 = time.perf_counter()

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._jit import njit
-from ._validate import as_array
 from .convex import ConvexPolyhedron
 
 __all__ = ["SatResult", "convex_convex_sat", "polyhedron_axes"]

@@ -393,3 +393,5 @@ def test_a_body_listed_twice_does_not_crash_the_step():
     assert ball._row == 1 and ball._st is w.table.state  # the first row is the body's
     np.testing.assert_allclose(boxes[1], ball.world_aabb(), atol=1e-14)
     assert ball.pose[1, 3] == pytest.approx(0.1, abs=0.005)  # and it fell and rests on the ground
+    assert all(pm.a is not pm.b for pm in w.manifolds)  # never in contact with itself
+    assert w.table.motion[3] == STATIC and list(w.table.alias) == [0, 1, 2, 1]  # the copy is inert
