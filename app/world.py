@@ -1,16 +1,17 @@
-"""Bodies and the per-frame loop: move, broad phase, narrow phase. No GL here.
+"""The per-frame loop over the bodies: move, broad phase, narrow phase. No GL here.
 
-A :class:`Body` is a mesh with its OBB tree, its convex pieces (the shapes of
-the narrow phase), a pose and a colour. The :class:`World` advances bodies in
-fixed time steps (an accumulator decoupled from the frame rate, capped so a
-slow frame cannot spiral; seed 004, 2.4). After every step it asks the broad
-phase (one of :data:`collision.broad_phase.BROAD_PHASES`, switchable at run
-time, over world AABBs of each tree's root OBB) for candidate body pairs, and
-the contact manager (:mod:`app.contacts`: mid phase over the convex pieces,
-then :func:`collision.narrow_phase.collide_shapes`) for persistent contact
-manifolds and begin / persist / end events. Once per frame it also finds the
-exact intersecting triangles and their intersection segments
-(:func:`collision.collide`), which the viewer draws.
+A :class:`~app.body.Body` (re-exported here) is a mesh with its OBB tree, its
+convex pieces (the shapes of the narrow phase), a pose and a colour; the world
+keeps the bodies' motion state packed in a :class:`~app.body.BodyTable`. The
+:class:`World` advances bodies in fixed time steps (an accumulator decoupled
+from the frame rate, capped so a slow frame cannot spiral; seed 004, 2.4).
+After every step it asks the broad phase (one of
+:data:`collision.broad_phase.BROAD_PHASES`, switchable at run time, over world
+AABBs of each tree's root OBB) for candidate body pairs, and the contact
+manager (:mod:`app.contacts`: mid phase over the convex pieces, then the
+batched narrow phase) for persistent contact manifolds and begin / persist /
+end events. Once per frame it also finds the exact intersecting triangles and
+their intersection segments (:func:`collision.collide`), which the viewer draws.
 """
 
 import math
