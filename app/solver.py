@@ -109,40 +109,38 @@ def _inv_i_times(inv_i, a, x):
             inv_i[a, 2, 0] * x[0] + inv_i[a, 2, 1] * x[1] + inv_i[a, 2, 2] * x[2])
 
 
+@njit(cache=True, inline="always")
+def _side(i, r, u, inv_m, inv_i, kin_v):
+    """One body's part of a constraint along ``u`` at offset ``r``: ``(r x u, I^-1 (r x u), its
+    share of J M^-1 J^T, 0)``; for a body of infinite mass (row -1) ``(0, 0, 0, kin_v . u)``, the
+    velocity its material point has along ``u`` (a kinematic body's push)."""
+    if i >= 0:
+        x = v.cross(r, u)
+        y = _inv_i_times(inv_i, i, x)
+        return x, y, inv_m[i] + v.dot(x, y), 0.0
+    zero = (0.0, 0.0, 0.0)
+    return zero, zero, 0.0, kin_v[0] * u[0] + kin_v[1] * u[1] + kin_v[2] * u[2]
+
+
 @njit(cache=True)
 def _constraints(ia, ib, ra, rb, normal, t1, t2, inv_m, inv_i, kin, p):
     """Fill the constraint table ``p`` (k, _WIDTH): per point and direction ``d`` the angular
     Jacobians ``r x d``, their images under the inverse inertia, the effective mass
     ``1 / (J M^-1 J^T)`` and the kinematic part of the relative velocity along ``d`` (Bullet's
     solver constraints: computed once per step, not in every iteration)."""
-    zero = (0.0, 0.0, 0.0)
     for c in range(ia.shape[0]):
-        a, b = ia[c], ib[c]
         for d in range(3):
             u = v.row(normal, c) if d == 0 else (v.row(t1, c) if d == 1 else v.row(t2, c))
             _put(p, c, _U + 3 * d, u)
-            k = 0.0
-            kv = 0.0
-            if a >= 0:
-                x = v.cross(v.row(ra, c), u)
-                y = _inv_i_times(inv_i, a, x)
-                k += inv_m[a] + v.dot(x, y)
-            else:
-                x = y = zero
-                kv -= kin[c, 0, 0] * u[0] + kin[c, 0, 1] * u[1] + kin[c, 0, 2] * u[2]
-            _put(p, c, _JA + 3 * d, x)
-            _put(p, c, _MA + 3 * d, y)
-            if b >= 0:
-                x = v.cross(v.row(rb, c), u)
-                y = _inv_i_times(inv_i, b, x)
-                k += inv_m[b] + v.dot(x, y)
-            else:
-                x = y = zero
-                kv += kin[c, 1, 0] * u[0] + kin[c, 1, 1] * u[1] + kin[c, 1, 2] * u[2]
-            _put(p, c, _JB + 3 * d, x)
-            _put(p, c, _MB + 3 * d, y)
+            xa, ya, ka, kva = _side(ia[c], v.row(ra, c), u, inv_m, inv_i, (kin[c, 0, 0], kin[c, 0, 1], kin[c, 0, 2]))
+            xb, yb, kb, kvb = _side(ib[c], v.row(rb, c), u, inv_m, inv_i, (kin[c, 1, 0], kin[c, 1, 1], kin[c, 1, 2]))
+            _put(p, c, _JA + 3 * d, xa)
+            _put(p, c, _MA + 3 * d, ya)
+            _put(p, c, _JB + 3 * d, xb)
+            _put(p, c, _MB + 3 * d, yb)
+            k = ka + kb
             p[c, _MASS + d] = 1.0 / k if k > 0.0 else 0.0
-            p[c, _KINV + d] = kv
+            p[c, _KINV + d] = kvb - kva  # B's point minus A's
 
 
 @njit(cache=True, inline="always")
