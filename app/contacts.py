@@ -225,13 +225,18 @@ def _lookup(sorted_keys, queries, out):
 
 
 @njit
-def _carry(src, count, ids, pa, pb, frozen, o_count, o_ids, o_pa, o_pb, o_age, o_imp, tol2, age, imp):
+def _carry(src, count, ids, pa, pb, depth, frozen, o_count, o_ids, o_pa, o_pb, o_age, o_imp, tol2, age, imp):
     """Ages and impulses of the new rows from the old row ``src`` each continues (-1: none).
 
     The same ids in the same order (a resting contact): every point continues
     its own. Otherwise each new point takes the old point with its feature
     id, or else the nearest unclaimed old point within ``sqrt(tol2)``
     (Box2D's id matching with a distance fallback for a reference-face switch).
+    When the count is unchanged, a touching new point still unmatched takes the
+    impulse of the nearest unclaimed old point: of an octagonal patch between two
+    turned boxes the reduction keeps four corners, and which of two equally deep
+    corners it keeps changes from step to step; without the hand-off that corner
+    starts from zero each time and the stack walks sideways.
     """
     used = np.zeros(4, np.bool_)
     match = np.empty(4, np.int64)
@@ -278,6 +283,23 @@ def _carry(src, count, ids, pa, pb, frozen, o_count, o_ids, o_pa, o_pb, o_age, o
                 if bj >= 0:
                     match[i] = bj
                     used[bj] = True
+            if oc == c:  # the same number of points: a touching new point takes over a lost one's impulse
+                for i in range(c):
+                    if match[i] >= 0 or depth[m, i] < 0.0:
+                        continue
+                    best, bj = np.inf, -1
+                    for j in range(oc):
+                        if not used[j]:
+                            d = 0.0
+                            for k in range(3):
+                                e = pa[m, i, k] - o_pa[o, j, k]
+                                d += e * e
+                            if d < best:
+                                best, bj = d, j
+                    if bj >= 0:
+                        used[bj] = True
+                        for k in range(3):
+                            imp[m, i, k] = o_imp[o, bj, k]
         for i in range(c):
             j = match[i]
             if j >= 0:
@@ -489,7 +511,7 @@ class ContactManager:
         if len(new):
             src = _lookup_keys(old, new.keys)
             o = old if len(old) else ContactStore(1)
-            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.frozen, o.count, o.ids, o.points_a,
+            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids, o.points_a,
                    o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
         self.store = new
         self._views = None
