@@ -157,6 +157,8 @@ class ContactStore:
         Accumulated normal and tangent impulses (what the solver reads and writes).
     frozen : (m,) bool
         Carried unchanged from the last step (both bodies rest).
+    data : (m,) structured array of :attr:`DTYPE`
+        The rows; each attribute above is a view of one of its fields.
     """
 
     _FIELDS = {"keys": ((5,), np.int64), "count": ((), np.int64), "normal": ((3,), np.float64),
@@ -164,18 +166,20 @@ class ContactStore:
                "sat": ((3,), np.int64), "points_a": ((4, 3), np.float64), "points_b": ((4, 3), np.float64),
                "depths": ((4,), np.float64), "ids": ((4,), np.int64), "age": ((4,), np.int64),
                "impulse": ((4, 3), np.float64), "frozen": ((), np.bool_)}
+    # One record per row: taking, joining and sorting rows moves each row once, not each field.
+    DTYPE = np.dtype([(name, dtype, shape) for name, (shape, dtype) in _FIELDS.items()], align=True)
 
-    def __init__(self, m=0, **arrays):
-        for name, (shape, dtype) in self._FIELDS.items():
-            arr = arrays.get(name)
-            setattr(self, name, np.zeros((m,) + shape, dtype) if arr is None else arr)
+    def __init__(self, m=0, data=None, **arrays):
+        self.data = np.zeros(m, self.DTYPE) if data is None else data
+        for name, arr in arrays.items():
+            self.data[name] = arr
 
     def __len__(self):
-        return len(self.keys)
+        return len(self.data)
 
     def take(self, index):
         """A store of the rows ``index`` (an index array or a mask), copied."""
-        return ContactStore(**{name: getattr(self, name)[index] for name in self._FIELDS})
+        return ContactStore(data=self.data[index])
 
     @classmethod
     def concatenate(cls, parts):
@@ -184,18 +188,32 @@ class ContactStore:
             return cls()
         if len(parts) == 1:
             return parts[0]
-        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in cls._FIELDS})
+        return cls(data=np.concatenate([p.data for p in parts]))
 
     @classmethod
     def from_batch(cls, batch, rows, keys):
         """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points; ``keys`` (k, 5)."""
         hit = batch.count > 0
-        return cls(keys=keys[hit], count=batch.count[hit], normal=batch.normal[hit], kind=batch.kind[hit],
-                   tests=batch.tests[hit], sat_depth=batch.sat_depth[hit],
-                   sat=rows[hit] if rows is not None else np.full((int(hit.sum()), 3), -1, np.int64),
-                   points_a=batch.points_a[hit], points_b=batch.points_b[hit], depths=batch.depths[hit],
-                   ids=batch.ids[hit], age=np.zeros((int(hit.sum()), 4), np.int64),
-                   impulse=np.zeros((int(hit.sum()), 4, 3)), frozen=np.zeros(int(hit.sum()), bool))
+        st = cls(int(np.count_nonzero(hit)), keys=keys[hit], count=batch.count[hit], normal=batch.normal[hit],
+                 kind=batch.kind[hit], tests=batch.tests[hit], sat_depth=batch.sat_depth[hit],
+                 points_a=batch.points_a[hit], points_b=batch.points_b[hit], depths=batch.depths[hit],
+                 ids=batch.ids[hit], sat=rows[hit] if rows is not None else -1)
+        return st
+
+
+def _field(name):
+    def get(self):
+        return self.data[name]
+
+    def put(self, value):
+        self.data[name] = value
+
+    return property(get, put, doc=f"The ``{name}`` column (a view of :attr:`ContactStore.data`); assigning copies into it.")
+
+
+for _name in ContactStore._FIELDS:
+    setattr(ContactStore, _name, _field(_name))
+del _name
 
 
 @njit
@@ -222,6 +240,38 @@ def _lookup(sorted_keys, queries, out):
             else:
                 hi = mid
         out[i] = lo if lo < m and _compare(sorted_keys, lo, queries, i) == 0 else -1
+
+
+@njit(cache=True)
+def _touching_pairs(keys, count, depths, n, codes, points):
+    """Body pairs with a point at zero gap or deeper: ``codes[:m]`` (``a n + b``, ascending, as the
+    store's keys) and ``points[:m]`` their touching points over all piece pairs; returns ``m``."""
+    m = 0
+    for r in range(keys.shape[0]):
+        pts = 0
+        for i in range(count[r]):
+            if depths[r, i] >= 0.0:
+                pts += 1
+        if pts == 0:
+            continue
+        code = keys[r, 0] * n + keys[r, 1]
+        if m > 0 and codes[m - 1] == code:
+            points[m - 1] += pts
+        else:
+            codes[m] = code
+            points[m] = pts
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _in_sorted(values, sorted_set, out):
+    """``out[i]``: whether ``values[i]`` is in ``sorted_set``; both ascending (one merge pass)."""
+    j = 0
+    for i in range(values.shape[0]):
+        while j < sorted_set.shape[0] and sorted_set[j] < values[i]:
+            j += 1
+        out[i] = j < sorted_set.shape[0] and sorted_set[j] == values[i]
 
 
 @njit
@@ -312,7 +362,9 @@ def _flipped(st):
     """The rows of ``st`` seen from the other shape: normals reversed, points swapped, face kinds
     swapped (the keys are left as they are: A is the row's first body)."""
     st.normal *= -1.0
-    st.points_a, st.points_b = st.points_b, st.points_a
+    pa = st.points_a.copy()
+    st.points_a = st.points_b
+    st.points_b = pa
     fa, fb = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
     st.kind = np.where(st.kind == fa, fb, np.where(st.kind == fb, fa, st.kind))
     return st
@@ -539,25 +591,28 @@ class ContactManager:
             ta, tb = new_row[rows[:, 0]], new_row[rows[:, 1]]
             ok = (ta >= 0) & (tb >= 0) & (ta < tb)
             ends = [(self._bodies[i], self._bodies[j]) for (i, j) in rows[~ok]]
-            self._touch = (np.stack([ta[ok], tb[ok]], axis=1), pts[ok])
+            ta, tb, pts = ta[ok], tb[ok], pts[ok]
+            order = np.lexsort((tb, ta))  # renumbering may reorder them
+            self._touch = (np.stack([ta[order], tb[order]], axis=1), pts[order])
         self._gone = ends
         self._caches = {}
         self._bodies = list(bodies)
 
     def _find_events(self, n):
+        """The body pairs touching now (sorted), compared with the last step's: begins, persists, ends."""
         st = self.store
-        touching = (st.depths >= 0.0) & (np.arange(4)[None, :] < st.count[:, None])
-        pts = touching.sum(axis=1)
-        hit = pts > 0
-        code = st.keys[hit, 0] * n + st.keys[hit, 1]  # sorted: the store is in key order
-        first = np.flatnonzero(np.diff(code, prepend=-1)) if len(code) else np.zeros(0, np.int64)
-        codes = code[first]
-        points = np.add.reduceat(pts[hit], first) if len(first) else np.zeros(0, np.int64)
+        codes = np.empty(len(st), np.int64)
+        points = np.empty(len(st), np.int64)
+        m = _touching_pairs(st.keys, st.count, st.depths, n, codes, points)
+        codes, points = codes[:m], points[:m]
         rows = np.stack([codes // max(n, 1), codes % max(n, 1)], axis=1)
-        prev_rows, _ = self._touch
-        prev = np.sort(prev_rows[:, 0] * n + prev_rows[:, 1])
-        was = _member(codes, prev)
-        gone = prev_rows[~_member(prev_rows[:, 0] * n + prev_rows[:, 1], codes)]
+        prev_rows, _ = self._touch  # in (a, b) order, as the codes
+        prev = prev_rows[:, 0] * n + prev_rows[:, 1]
+        was = np.empty(m, np.bool_)
+        stays = np.empty(len(prev), np.bool_)
+        _in_sorted(codes, prev, was)
+        _in_sorted(prev, codes, stays)
+        gone = prev_rows[~stays]
         ends = list(self._gone) + [(self._bodies[i], self._bodies[j]) for i, j in gone]
         self._gone = []
         self._touch = (rows, points)

@@ -201,7 +201,7 @@ def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
                 _store(pv, pw, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
                   bounce_threshold, warm, tolerance):
     """The velocity iterations; returns how many ran (fewer than ``iterations`` once a pair of
@@ -252,9 +252,9 @@ def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impuls
             old1, old2 = impulse[c, 1], impulse[c, 2]
             new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
             new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
-            length = math.sqrt(new1 * new1 + new2 * new2)
-            if length > limit:
-                s = limit / length
+            length2 = new1 * new1 + new2 * new2
+            if length2 > limit * limit:
+                s = limit / math.sqrt(length2)
                 new1 *= s
                 new2 *= s
             impulse[c, 1] = new1
