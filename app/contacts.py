@@ -531,7 +531,8 @@ class ContactManager:
         parts = []
         if frozen.any() and len(old):  # both asleep (or static): the contacts stay as they were
             code = old.keys[:, 0] * n + old.keys[:, 1]
-            still = old.take(_member(code, np.sort(ra[frozen] * n + rb[frozen])))
+            kept = _member(code, np.sort(ra[frozen] * n + rb[frozen]))
+            still = old if kept.all() else old.take(kept)  # all asleep: the rows stay where they are
             still.frozen[:] = True
             parts.append(still)
         margins = np.full(len(pairs), self.margin)
@@ -559,8 +560,10 @@ class ContactManager:
         if len(rest):
             parts.append(self._one_by_one(bodies, table, pp, rest, caches))
         self._caches = caches
-        new = _sort(ContactStore.concatenate(parts))
-        if len(new):
+        new = ContactStore.concatenate(parts)
+        if new is not old:
+            new = _sort(new)
+        if len(new) and new is not old:  # (old itself comes back only with every row frozen)
             src = _lookup_keys(old, new.keys)
             o = old if len(old) else ContactStore(1)
             _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids, o.points_a,

@@ -121,39 +121,56 @@ def _root(parent, i):
 
 
 @njit(cache=True)
-def _islands(a, b, linked, dyn, kin_moving, slow, sleeping, still, grab, dt, sleep_time, fell):
-    """Union-find of the dynamic bodies over the ``linked`` manifolds (rows ``a``, ``b``); each
-    island sleeps once all its members have been ``slow`` for ``sleep_time`` and none is touched
-    by a moving kinematic body, and wakes whole otherwise. Updates ``sleeping`` and ``still``;
-    ``fell[k]`` is set for a body that falls asleep now."""
-    n = dyn.shape[0]
+def _islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
+             sleep_speed, sleep_spin):
+    """Union-find of the dynamic bodies over the manifolds that link them: a touching point, a point
+    that pushed, or a moving body (a speculative point of a ball flying at a sleeping pile wakes it
+    in the step it would hit, not one step after). Each island sleeps once all its members have
+    been slower than ``sleep_speed`` and ``sleep_spin`` for ``sleep_time`` and none is touched by a
+    moving kinematic body, and wakes whole otherwise. Updates ``sleeping`` and ``still``; a body
+    that falls asleep now stops (its velocity and spin are zeroed)."""
+    n = motion.shape[0]
+    slow = np.zeros(n, np.bool_)
+    moving = np.zeros(n, np.bool_)
+    kin_moving = np.zeros(n, np.bool_)
+    for k in range(n):
+        s2 = velocity[k, 0] ** 2 + velocity[k, 1] ** 2 + velocity[k, 2] ** 2
+        w2 = spin[k, 0] ** 2 + spin[k, 1] ** 2 + spin[k, 2] ** 2
+        slow[k] = s2 < sleep_speed * sleep_speed and w2 < sleep_spin * sleep_spin
+        moving[k] = motion[k] == DYNAMIC and not sleeping[k] and not slow[k]
+        kin_moving[k] = motion[k] == KINEMATIC and (s2 > 0.0 or w2 > 0.0)
     parent = np.arange(n)
     kicked = np.zeros(n, np.bool_)
-    for m in range(a.shape[0]):
-        if not linked[m]:
+    for m in range(keys.shape[0]):
+        i, j = keys[m, 0], keys[m, 1]
+        linked = moving[i] or moving[j]
+        for c in range(count[m]):
+            linked = linked or depths[m, c] >= 0.0 or impulse[m, c, 0] > 0.0
+        if not linked:
             continue
-        i, j = a[m], b[m]
-        if dyn[i] and dyn[j]:
+        di, dj = motion[i] == DYNAMIC, motion[j] == DYNAMIC
+        if di and dj:
             parent[_root(parent, i)] = _root(parent, j)
-        if dyn[i] and kin_moving[j]:
+        if di and kin_moving[j]:
             kicked[i] = True
-        if dyn[j] and kin_moving[i]:
+        if dj and kin_moving[i]:
             kicked[j] = True
     for k in range(n):
-        if dyn[k] and not sleeping[k]:
+        if motion[k] == DYNAMIC and not sleeping[k]:
             still[k] = still[k] + dt if (slow[k] and k != grab) else 0.0
     ready = np.ones(n, np.bool_)
     for k in range(n):
-        if dyn[k]:
+        if motion[k] == DYNAMIC:
             r = _root(parent, k)
             ready[r] = ready[r] and (sleeping[k] or still[k] >= sleep_time) and not kicked[k]
     for k in range(n):
-        fell[k] = False
-        if dyn[k]:
+        if motion[k] == DYNAMIC:
             if ready[_root(parent, k)]:
                 if not sleeping[k]:
                     sleeping[k] = True
-                    fell[k] = True
+                    for a in range(3):
+                        velocity[k, a] = 0.0
+                        spin[k, a] = 0.0
             elif sleeping[k]:  # woken by its island
                 sleeping[k] = False
                 still[k] = 0.0
@@ -225,25 +242,9 @@ class Dynamics:
         one body awake (a ball hits the pile, the user grabs it) wakes whole. A sleeping body keeps
         its pose exactly and its contacts are not recomputed (:mod:`app.contacts`)."""
         st = table.state
-        dyn = table.motion == DYNAMIC
-        if not dyn.any():
-            return
-        speed = np.sqrt(np.einsum("ij,ij->i", st.velocity, st.velocity))
-        spin = np.sqrt(np.einsum("ij,ij->i", st.spin, st.spin))
-        slow = (speed < SLEEP_SPEED) & (spin < SLEEP_SPIN)
-        moving = dyn & ~st.sleeping & ~slow
-        kin_moving = (table.motion == KINEMATIC) & (np.any(st.velocity != 0, axis=1) | np.any(st.spin != 0, axis=1))
-        a, b = store.keys[:, 0], store.keys[:, 1]
-        valid = np.arange(4)[None, :] < store.count[:, None]
-        # bodies in contact, or about to be (a speculative point of a moving body): a ball flying at a
-        # sleeping pile wakes it in the step it would hit, not one step after
-        linked = (np.any(valid & (store.depths >= 0.0), axis=1) | np.any(valid & (store.impulse[:, :, 0] > 0.0), axis=1)
-                  | moving[a] | moving[b])
-        fell = np.zeros(len(dyn), bool)
-        _islands(np.ascontiguousarray(a), np.ascontiguousarray(b), linked, dyn, kin_moving, slow, st.sleeping,
-                 st.still, self._grab_row(table), float(dt), float(SLEEP_TIME), fell)
-        st.velocity[fell] = 0.0
-        st.spin[fell] = 0.0
+        _islands(store.keys, store.count, store.depths, store.impulse, table.motion, st.velocity, st.spin,
+                 st.sleeping, st.still, self._grab_row(table), float(dt), float(SLEEP_TIME), float(SLEEP_SPEED),
+                 float(SLEEP_SPIN))
 
     def _spring(self, k, table, x, v, w, inv_m, inv_i, dt):
         """The grab spring's impulse on its body (awake row ``k``) this step: stiffness for a period
