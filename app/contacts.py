@@ -179,7 +179,10 @@ class ContactStore:
 
     def take(self, index):
         """A store of the rows ``index`` (an index array or a mask), copied."""
-        return ContactStore(data=self.data[index])
+        index = np.asarray(index)
+        if index.dtype == np.bool_:
+            index = np.flatnonzero(index)
+        return ContactStore(data=self.data.take(index))  # (numpy's take: 10x faster than data[index] on records)
 
     @classmethod
     def concatenate(cls, parts):
@@ -188,7 +191,9 @@ class ContactStore:
             return cls()
         if len(parts) == 1:
             return parts[0]
-        return cls(data=np.concatenate([p.data for p in parts]))
+        # joined as flat words: numpy copies records with sub-array fields field by field, 5x slower
+        words = np.concatenate([np.ascontiguousarray(p.data).view(np.int64) for p in parts])
+        return cls(data=words.view(cls.DTYPE))
 
     @classmethod
     def from_batch(cls, batch, rows, keys):
@@ -712,7 +717,8 @@ class ContactManager:
         found = src >= 0
         caches[found] = old.sat[src[found]]
         pose = table.state.pose
-        batch = collide_hull_pairs(self._hulls, ha, pose[keys[:, 0]], hb, pose[keys[:, 1]], margins, caches)
+        batch = collide_hull_pairs(self._hulls, ha, pose[keys[:, 0]], hb, pose[keys[:, 1]], margins, caches,
+                                   check=False)  # (all built here; the kernel still checks the poses)
         return ContactStore.from_batch(batch, caches, keys)
 
     def _halfspace_batch(self, keys, pp, sel, table, flip):
@@ -726,7 +732,7 @@ class ContactManager:
         rot = pose[hrow, :3, :3]
         normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
         offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
-        batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel])
+        batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel], check=False)
         st = ContactStore.from_batch(batch, None, keys)
         return _flipped(st) if flip else st
 
@@ -738,7 +744,7 @@ class ContactManager:
         sid, oid = ((pp.cb, pp.ca) if flip else (pp.ca, pp.cb))
         okind = (pp.ka if flip else pp.kb)[sel]
         batch = collide_sphere_pairs(self._cores, sid[sel], pose[srow], oid[sel], pose[orow], okind == _HULL,
-                                     pp.margin[sel])
+                                     pp.margin[sel], check=False)
         st = ContactStore.from_batch(batch, None, keys)
         return _flipped(st) if flip else st
 

@@ -171,7 +171,7 @@ def _halfspace_kernel(points, starts, radius, ids, poses, normals, offsets, marg
     return -1
 
 
-def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
+def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins, check=True):
     """Manifolds of ``k`` half-spaces (shape A) against posed convex shapes (B) in one call.
 
     Pair ``i`` gets what ``collide_halfspace_*`` (:mod:`collision.narrow_phase`)
@@ -193,6 +193,11 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
         Plane offsets, world (``normal . x == offset`` on the plane).
     margins : (k,) float64
         Speculative distances >= 0.
+    check : bool
+        Validate the arguments (default). ``False`` is for a caller that built
+        them itself (the world's contact manager, every step): ids in range,
+        C-contiguous arrays of the dtypes and shapes above; only the poses are
+        still checked, inside the kernel.
 
     Returns
     -------
@@ -207,6 +212,23 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
         non-rigid pose (naming the row), a normal that is not unit length,
         a non-finite offset, or a negative or non-finite margin.
     """
+    if not check:
+        ids, k = shape_ids, len(shape_ids)
+    else:
+        ids, k, poses, normals, offsets, margins = _checked(table, shape_ids, poses, normals, offsets, margins)
+    out = ManifoldBatch.empty(k, _FACE_A)
+    if k == 0:
+        return out
+    bad = _halfspace_kernel(table._points, table._starts, table._radius, ids, poses, normals, offsets, margins,
+                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind,
+                            out.sat_depth)
+    if bad >= 0:
+        raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(poses[bad])]}")
+    return out
+
+
+def _checked(table, shape_ids, poses, normals, offsets, margins):
+    """The arguments of :func:`collide_halfspace_pairs`, validated and made contiguous."""
     if not isinstance(table, CoreTable):
         raise ValueError(f"table: expected a CoreTable, got {type(table).__name__}")
     ids = batch_ids(shape_ids, "shape_ids", len(table))
@@ -220,12 +242,4 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins):
             raise ValueError(f"{name}: {len(arr)} rows for {k} shape ids")
     if k and np.abs(np.einsum("ij,ij->i", normals, normals) - 1.0).max() > 1e-9:
         raise ValueError("normals: expected unit vectors")
-    out = ManifoldBatch.empty(k, _FACE_A)
-    if k == 0:
-        return out
-    bad = _halfspace_kernel(table._points, table._starts, table._radius, ids, poses, normals, offsets, margins,
-                            out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind,
-                            out.sat_depth)
-    if bad >= 0:
-        raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(poses[bad])]}")
-    return out
+    return ids, k, poses, normals, offsets, margins

@@ -282,7 +282,7 @@ def batch_margins(value, name, k):
     return arr
 
 
-def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0.0, caches=None):
+def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0.0, caches=None, check=True):
     """Contact manifolds of ``k`` posed hull pairs in one compiled call.
 
     Pair ``i`` gets exactly (bit for bit) what
@@ -306,6 +306,11 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         One :class:`collision.manifold.SatCache` layout per pair (kind, index
         in A, index in B; ``-1`` for none), read and updated in place. Must
         be a C-contiguous int64 ndarray (so that the updates reach the caller).
+    check : bool
+        Validate the arguments (default). ``False`` is for a caller that built
+        them itself (the world's contact manager, every step): ids in range,
+        C-contiguous arrays of the dtypes and shapes above; only the poses are
+        still checked, inside the kernel.
 
     Returns
     -------
@@ -318,6 +323,12 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         non-rigid pose (naming the argument and the row), a negative or
         non-finite margin, or a cache array of the wrong type or shape.
     """
+    if not check:
+        ia, ib, pa, pb, k = hull_ids_a, hull_ids_b, poses_a, poses_b, len(hull_ids_a)
+        margins = np.full(k, float(margin)) if np.ndim(margin) == 0 else margin
+        if caches is None:
+            caches = np.full((k, 3), -1, dtype=np.int64)
+        return _hull_pairs(table, ia, pa, ib, pb, margins, caches)
     if not isinstance(table, HullTable):
         raise ValueError(f"table: expected a HullTable, got {type(table).__name__}")
     ia = batch_ids(hull_ids_a, "hull_ids_a", len(table), "hull")
@@ -334,6 +345,11 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
               and caches.flags.c_contiguous and caches.flags.writeable):
         got = f"{caches.dtype} {caches.shape}" if isinstance(caches, np.ndarray) else type(caches).__name__
         raise ValueError(f"caches: expected a writeable C-contiguous int64 array of shape ({k}, 3), got {got}")
+    return _hull_pairs(table, ia, pa, ib, pb, margins, caches)
+
+
+def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
+    k = len(ia)
     out = ManifoldBatch.empty(k)
     if k == 0:
         return out
@@ -345,6 +361,6 @@ def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0
         table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth)
-    if st:  # cannot happen: the poses were checked above with the same test
+    if st:  # (checked before the call, unless check=False)
         raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out

@@ -94,7 +94,7 @@ def _sphere_kernel(points, starts, radius, ia, poses_a, ib, poses_b, hull_b, mar
     return -1, 0
 
 
-def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, margins):
+def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, margins, check=True):
     """Manifolds of ``k`` spheres (A) against spheres, capsules or hulls (B) in one call.
 
     Parameters
@@ -113,6 +113,12 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
     margins : float or (k,) float
         Speculative distances >= 0.
 
+    check : bool
+        Validate the arguments (default). ``False`` is for a caller that built
+        them itself (the world's contact manager, every step): ids in range,
+        C-contiguous arrays of the dtypes and shapes above; only the poses are
+        still checked, inside the kernel.
+
     Returns
     -------
     collision.hull_batch.ManifoldBatch
@@ -126,6 +132,22 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
         disagree, non-finite or non-rigid poses (naming the argument and the
         row), or a negative or non-finite margin.
     """
+    if not check:
+        ia, ib, pa, pb, k = sphere_ids, shape_ids, poses_a, poses_b, len(sphere_ids)
+    else:
+        ia, ib, pa, pb, hull, margins, k = _checked(table, sphere_ids, poses_a, shape_ids, poses_b, hull, margins)
+    out = ManifoldBatch.empty(k, _NONE)
+    if k == 0:
+        return out
+    row, st = _sphere_kernel(table._points, table._starts, table._radius, ia, pa, ib, pb, hull, margins,
+                             out.count, out.normal, out.points_a, out.points_b, out.depths, out.kind, out.sat_depth)
+    if st:  # (checked before the call, unless check=False)
+        raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
+    return out
+
+
+def _checked(table, sphere_ids, poses_a, shape_ids, poses_b, hull, margins):
+    """The arguments of :func:`collide_sphere_pairs`, validated and made contiguous."""
     if not isinstance(table, CoreTable):
         raise ValueError(f"table: expected a CoreTable, got {type(table).__name__}")
     ia = batch_ids(sphere_ids, "sphere_ids", len(table))
@@ -141,11 +163,4 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
     pb = batch_poses(poses_b, "poses_b", k)
     hull = np.ascontiguousarray(np.broadcast_to(np.asarray(hull, dtype=bool), (k,)))
     margins = batch_margins(margins, "margins", k)
-    out = ManifoldBatch.empty(k, _NONE)
-    if k == 0:
-        return out
-    row, st = _sphere_kernel(table._points, table._starts, table._radius, ia, pa, ib, pb, hull, margins,
-                             out.count, out.normal, out.points_a, out.points_b, out.depths, out.kind, out.sat_depth)
-    if st:  # the poses were checked above with the same test
-        raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
-    return out
+    return ia, ib, pa, pb, hull, margins, k

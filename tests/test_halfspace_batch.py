@@ -671,3 +671,24 @@ def test_margins_of_the_wrong_length_are_named():
 def test_non_integer_ids_are_rejected():
     with pytest.raises(ValueError, match="shape_ids"):
         collide_halfspace_pairs(**dict(good_args(), shape_ids=[0.0, 1.5, 1.0]))
+
+
+def test_unchecked_call_gives_the_same_rows_and_still_rejects_a_bad_pose():
+    """``check=False`` (the world's per-step call) skips the argument checks only: the same rows as
+    the checked call on 300 random pairs, and a non-rigid pose is still named."""
+    rng = np.random.default_rng(11)
+    shapes = random_shapes(rng)
+    table = CoreTable(shapes)
+    cases = [random_case(rng, shapes) for _ in range(300)]
+    ids = np.array([table.add(c[3]) for c in cases], np.int64)
+    planes = [world_plane(c[0], c[1]) for c in cases]
+    args = (ids, np.array([c[4] for c in cases]), np.array([p[0] for p in planes]), np.array([p[1] for p in planes]),
+            np.array([c[5] for c in cases], float))
+    a = collide_halfspace_pairs(table, *args)
+    b = collide_halfspace_pairs(table, *args, check=False)
+    for f in ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "sat_depth"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    poses = args[1].copy()
+    poses[17, :3, :3] *= 2.0
+    with pytest.raises(ValueError, match=r"poses\[17\]"):
+        collide_halfspace_pairs(table, ids, poses, *args[2:], check=False)

@@ -223,3 +223,28 @@ def test_bad_input():
         call(tab=[HullData.from_points(CORNERS)])
     with pytest.raises(ValueError, match="hull"):
         table.add(CORNERS)
+
+
+def test_unchecked_call_gives_the_same_rows_and_still_rejects_a_bad_pose():
+    """``check=False`` skips the argument checks only: the same rows and caches as the checked
+    call, and a non-rigid pose is still named."""
+    rng = np.random.default_rng(3)
+    hulls = random_hulls(rng)
+    table = HullTable()
+    for h in hulls:
+        table.add(h)
+    k = 200
+    ia = rng.integers(0, len(hulls), k)
+    ib = rng.integers(0, len(hulls), k)
+    pa = np.ascontiguousarray(random_poses(rng, k, 0.7))
+    pb = np.ascontiguousarray(random_poses(rng, k, 0.7))
+    margins = np.full(k, 0.05)
+    ca, cb = np.full((k, 3), -1, np.int64), np.full((k, 3), -1, np.int64)
+    a = collide_hull_pairs(table, ia, pa, ib, pb, margins, ca)
+    b = collide_hull_pairs(table, ia, pa, ib, pb, margins, cb, check=False)
+    for f in ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "tests", "sat_depth"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert np.array_equal(ca, cb)
+    pa[4, :3, :3] = 0.0
+    with pytest.raises(ValueError, match=r"poses_a\[4\]"):
+        collide_hull_pairs(table, ia, pa, ib, pb, margins, check=False)

@@ -97,3 +97,25 @@ def test_bad_input_is_named():
             collide_sphere_pairs(**{**good, **change})
     empty = collide_sphere_pairs(table, [], np.zeros((0, 4, 4)), [], np.zeros((0, 4, 4)), [], 0.0)
     assert len(empty) == 0
+
+
+def test_unchecked_call_gives_the_same_rows_and_still_rejects_a_bad_pose():
+    """``check=False`` skips the argument checks only: the same rows as the checked call, and a
+    non-finite pose is still named."""
+    rng = np.random.default_rng(5)
+    spheres, others = shapes(rng)
+    table = CoreTable(spheres + others)
+    k = 200
+    sid = np.array([table.add(spheres[i % 2]) for i in range(k)], np.int64)
+    oid = np.array([table.add(others[(i // 2) % 4]) for i in range(k)], np.int64)
+    pa = np.array([pose(rng, 0.3) for _ in range(k)])
+    pb = np.array([pose(rng, 0.3) for _ in range(k)])
+    hull = np.array([isinstance(others[(i // 2) % 4], Hull) for i in range(k)])
+    margins = np.full(k, 0.05)
+    a = collide_sphere_pairs(table, sid, pa, oid, pb, hull, margins)
+    b = collide_sphere_pairs(table, sid, pa, oid, pb, hull, margins, check=False)
+    for f in ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "sat_depth"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    pb[9, 0, 3] = np.nan
+    with pytest.raises(ValueError, match=r"poses_b\[9\]"):
+        collide_sphere_pairs(table, sid, pa, oid, pb, hull, margins, check=False)
