@@ -21,6 +21,8 @@ from it and put back each step. ``body.velocity`` is the velocity of the
 centre of mass and ``body.spin`` the angular velocity (world frame, rad/s).
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -176,6 +178,54 @@ def _islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, sti
                 still[k] = 0.0
 
 
+@njit(cache=True)
+def _gather_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose, root_center,
+                   velocity, spin, friction, restitution, default_friction, default_restitution,
+                   ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot):
+    """The contact points of the store's rows that touch an awake dynamic body (``where[row] >= 0``,
+    its index among the awake), flattened: per point the two awake indices (-1: infinite mass),
+    normal, offsets from the centres of mass ``x``, depth, combined friction (geometric mean) and
+    restitution (larger; NaN in the body table: the defaults), carried impulse, and the velocity
+    of each non-dynamic side's material point (a moving kinematic body pushes); returns the count."""
+    k = 0
+    for m in range(keys.shape[0]):
+        a_row, b_row = keys[m, 0], keys[m, 1]
+        wa, wb = where[a_row], where[b_row]
+        if wa < 0 and wb < 0:
+            continue
+        fa = default_friction if np.isnan(friction[a_row]) else friction[a_row]
+        fb = default_friction if np.isnan(friction[b_row]) else friction[b_row]
+        ea = default_restitution if np.isnan(restitution[a_row]) else restitution[a_row]
+        eb = default_restitution if np.isnan(restitution[b_row]) else restitution[b_row]
+        f, e = math.sqrt(fa * fb), max(ea, eb)
+        for i in range(count[m]):
+            ia[k], ib[k] = wa, wb
+            for c in range(3):
+                q = 0.5 * (points_a[m, i, c] + points_b[m, i, c])
+                nrm[k, c] = normal[m, c]
+                ra[k, c] = q - x[wa, c] if wa >= 0 else 0.0
+                rb[k, c] = q - x[wb, c] if wb >= 0 else 0.0
+                imp[k, c] = impulse_in[m, i, c]
+            depth[k], fric[k], rest[k] = depths[m, i], f, e
+            for side in range(2):
+                row, w_ = (a_row, wa) if side == 0 else (b_row, wb)
+                for c in range(3):
+                    kin[k, side, c] = 0.0
+                if w_ < 0 and motion[row] == KINEMATIC:
+                    # the material point's velocity: v + w x (q - centre), centre = R c + t
+                    r = np.empty(3)
+                    for c in range(3):
+                        centre = (pose[row, c, 0] * root_center[row, 0] + pose[row, c, 1] * root_center[row, 1]
+                                  + pose[row, c, 2] * root_center[row, 2] + pose[row, c, 3])
+                        r[c] = 0.5 * (points_a[m, i, c] + points_b[m, i, c]) - centre
+                    kin[k, side, 0] = velocity[row, 0] + spin[row, 1] * r[2] - spin[row, 2] * r[1]
+                    kin[k, side, 1] = velocity[row, 1] + spin[row, 2] * r[0] - spin[row, 0] * r[2]
+                    kin[k, side, 2] = velocity[row, 2] + spin[row, 0] * r[1] - spin[row, 1] * r[0]
+            mrow[k], slot[k] = m, i
+            k += 1
+    return k
+
+
 class Dynamics:
     """Gravity, contact response and integration of the dynamic bodies.
 
@@ -307,32 +357,18 @@ class Dynamics:
         kinematic velocities and the store slots ``(manifold rows, point slots)`` they came from."""
         if not len(store):
             return None, None, None
-        ia_m, ib_m = where[store.keys[:, 0]], where[store.keys[:, 1]]
-        valid = (np.arange(4)[None, :] < store.count[:, None]) & ((ia_m >= 0) | (ib_m >= 0))[:, None]
-        mrow, slot = np.nonzero(valid)
-        if not len(mrow):
-            return None, None, None
-        ia, ib = ia_m[mrow], ib_m[mrow]
-        normal = store.normal[mrow]
-        point = 0.5 * (store.points_a[mrow, slot] + store.points_b[mrow, slot])
-        depth = store.depths[mrow, slot]
-        fr = np.where(np.isnan(table.friction), self.friction, table.friction)
-        re = np.where(np.isnan(table.restitution), self.restitution, table.restitution)
-        a_row, b_row = store.keys[mrow, 0], store.keys[mrow, 1]
-        fric = np.sqrt(fr[a_row] * fr[b_row])
-        rest = np.maximum(re[a_row], re[b_row])
-        impulse = store.impulse[mrow, slot]
-        ra = np.where((ia >= 0)[:, None], point - x[np.maximum(ia, 0)], 0.0)
-        rb = np.where((ib >= 0)[:, None], point - x[np.maximum(ib, 0)], 0.0)
-        kin = np.zeros((len(mrow), 2, 3))
+        cap = int(store.count.sum())
+        ia, ib, mrow, slot = (np.empty(cap, np.int64) for _ in range(4))
+        normal, ra, rb = (np.empty((cap, 3)) for _ in range(3))
+        depth, fric, rest = (np.empty(cap) for _ in range(3))
+        impulse = np.empty((cap, 3))
+        kin = np.empty((cap, 2, 3))
         st = table.state
-        for side, rows_ in ((0, a_row), (1, b_row)):
-            moving = (table.motion[rows_] == KINEMATIC) & (where[rows_] < 0)
-            if moving.any():
-                r = rows_[moving]
-                pose = st.pose[r]
-                centre = np.einsum("nij,nj->ni", pose[:, :3, :3], table.root_center[r]) + pose[:, :3, 3]
-                kin[moving, side] = st.velocity[r] + np.cross(st.spin[r], point[moving] - centre)
-        rows = ContactRows(ia, ib, np.ascontiguousarray(normal), np.ascontiguousarray(ra), np.ascontiguousarray(rb),
-                           np.ascontiguousarray(depth), fric, rest, np.ascontiguousarray(impulse))
-        return rows, kin, (mrow, slot)
+        k = _gather_kernel(store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths,
+                           store.impulse, where, x, table.motion, st.pose, table.root_center, st.velocity, st.spin,
+                           table.friction, table.restitution, self.friction, self.restitution,
+                           ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot)
+        if not k:
+            return None, None, None
+        rows = ContactRows(ia[:k], ib[:k], normal[:k], ra[:k], rb[:k], depth[:k], fric[:k], rest[:k], impulse[:k])
+        return rows, kin[:k], (mrow[:k], slot[:k])
