@@ -168,6 +168,20 @@ def _store(vel, w, i, lin, ang):
 
 
 @njit(cache=True)
+def _groups(ia, ib):
+    """(g + 1,) starts of the runs of consecutive points between the same two bodies."""
+    k = ia.shape[0]
+    out = np.empty(k + 1, np.int64)
+    g = 0
+    for c in range(k):
+        if c == 0 or ia[c] != ia[c - 1] or ib[c] != ib[c - 1]:
+            out[g] = c
+            g += 1
+    out[g] = k
+    return out[:g + 1]
+
+
+@njit(cache=True)
 def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
     """Split impulses: push penetrations deeper than the slop apart with pseudo velocities
     ``pv, pw`` that move the positions this step and are then forgotten, so the correction
@@ -181,27 +195,41 @@ def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
         deep = deep or target[c] > 0.0
     if not deep:
         return
+    groups = _groups(ia, ib)
+    ng = groups.shape[0] - 1
     for it in range(iterations):
-        for j in range(k):
-            c = j if it % 2 == 0 else k - 1 - j
-            if target[c] == 0.0 and acc[c] == 0.0:
+        forward = it % 2 == 0
+        for gj in range(ng):
+            g = gj if forward else ng - 1 - gj
+            s0, s1 = groups[g], groups[g + 1]
+            busy = False
+            for c in range(s0, s1):
+                busy = busy or target[c] != 0.0 or acc[c] != 0.0
+            if not busy:
                 continue
-            a, b = ia[c], ib[c]
+            a, b = ia[s0], ib[s0]
             va, wa = _load(pv, pw, a)
             vb, wb = _load(pv, pw, b)
-            vn = _along(p, c, 0, va, wa, vb, wb) - p[c, _KINV]  # pseudo velocities: no kinematic part
-            old = acc[c]
-            new = max(old + p[c, _MASS] * (target[c] - vn), 0.0)
-            acc[c] = new
-            lam = new - old
-            n = _get(p, c, _U)
-            if a >= 0:
-                _store(pv, pw, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
-            if b >= 0:
-                _store(pv, pw, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
+            ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
+            for jj in range(s1 - s0):
+                c = s0 + jj if forward else s1 - 1 - jj
+                if target[c] == 0.0 and acc[c] == 0.0:
+                    continue
+                vn = _along(p, c, 0, va, wa, vb, wb) - p[c, _KINV]  # pseudo velocities: no kinematic part
+                old = acc[c]
+                new = max(old + p[c, _MASS] * (target[c] - vn), 0.0)
+                acc[c] = new
+                lam = new - old
+                n = _get(p, c, _U)
+                va = v.madd(va, n, -ma * lam)
+                wa = v.madd(wa, _get(p, c, _MA), -lam)
+                vb = v.madd(vb, n, mb * lam)
+                wb = v.madd(wb, _get(p, c, _MB), lam)
+            _store(pv, pw, a, va, wa)
+            _store(pv, pw, b, vb, wb)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True)
 def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
                   bounce_threshold, warm, tolerance):
     """The velocity iterations; returns how many ran (fewer than ``iterations`` once a pair of
@@ -230,52 +258,64 @@ def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impuls
             _store(vel, w, b, vb, wb)
         else:
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
+    # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
+    # solved as a group: the two bodies' velocities are loaded once and stored once per sweep.
+    groups = _groups(ia, ib)
+    ng = groups.shape[0] - 1
     done = iterations
     change = 0.0
     for it in range(iterations):
-        if it % 2 == 0:
+        forward = it % 2 == 0
+        if forward:
             if it > 0 and change <= tolerance:  # converged: the last two sweeps moved nothing
                 done = it
                 break
             change = 0.0
-        for j in range(k):
+        for gj in range(ng):
             # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
             # that makes a stack creep sideways
-            c = j if it % 2 == 0 else k - 1 - j
-            a, b = ia[c], ib[c]
+            g = gj if forward else ng - 1 - gj
+            s0, s1 = groups[g], groups[g + 1]
+            a, b = ia[s0], ib[s0]
             va, wa = _load(vel, w, a)
             vb, wb = _load(vel, w, b)
             ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
-            # friction first (Box2D's order), bounded by the current normal impulse
-            # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
-            limit = friction[c] * impulse[c, 0]
-            old1, old2 = impulse[c, 1], impulse[c, 2]
-            new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
-            new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
-            length2 = new1 * new1 + new2 * new2
-            if length2 > limit * limit:
-                s = limit / math.sqrt(length2)
-                new1 *= s
-                new2 *= s
-            impulse[c, 1] = new1
-            impulse[c, 2] = new2
-            l1, l2 = new1 - old1, new2 - old2
-            lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
-            va = v.madd(va, lin, -ma)
-            vb = v.madd(vb, lin, mb)
-            wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
-            wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
-            old = impulse[c, 0]
-            new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
-            impulse[c, 0] = new
-            lam = new - old
-            # the relative velocity change of this point's impulses: lambda / effective mass
-            for d, dl in ((0, lam), (1, l1), (2, l2)):
-                if p[c, _MASS + d] > 0.0:
-                    change = max(change, abs(dl) / p[c, _MASS + d])
-            n = _get(p, c, _U)
-            _store(vel, w, a, v.madd(va, n, -ma * lam), v.madd(wa, _get(p, c, _MA), -lam))
-            _store(vel, w, b, v.madd(vb, n, mb * lam), v.madd(wb, _get(p, c, _MB), lam))
+            for jj in range(s1 - s0):
+                c = s0 + jj if forward else s1 - 1 - jj
+                # friction first (Box2D's order), bounded by the current normal impulse
+                # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
+                limit = friction[c] * impulse[c, 0]
+                old1, old2 = impulse[c, 1], impulse[c, 2]
+                new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
+                new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
+                length2 = new1 * new1 + new2 * new2
+                if length2 > limit * limit:
+                    s = limit / math.sqrt(length2)
+                    new1 *= s
+                    new2 *= s
+                impulse[c, 1] = new1
+                impulse[c, 2] = new2
+                l1, l2 = new1 - old1, new2 - old2
+                lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
+                va = v.madd(va, lin, -ma)
+                vb = v.madd(vb, lin, mb)
+                wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
+                wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
+                old = impulse[c, 0]
+                new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
+                impulse[c, 0] = new
+                lam = new - old
+                # the relative velocity change of this point's impulses: lambda / effective mass
+                for d, dl in ((0, lam), (1, l1), (2, l2)):
+                    if p[c, _MASS + d] > 0.0:
+                        change = max(change, abs(dl) / p[c, _MASS + d])
+                n = _get(p, c, _U)
+                va = v.madd(va, n, -ma * lam)
+                wa = v.madd(wa, _get(p, c, _MA), -lam)
+                vb = v.madd(vb, n, mb * lam)
+                wb = v.madd(wb, _get(p, c, _MB), lam)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
     # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
     # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
     # approaches faster than the threshold, towards -restitution times the approach speed.
