@@ -9,7 +9,7 @@ of the face loops, one level up; Box2D's and Jolt's narrow phases likewise walk
 shape data stored in flat pools). :func:`collide_hull_pairs` then runs, for
 ``k`` pairs, one compiled loop that slices each hull's arrays out of the table
 (contiguous views, no copy; the indices stored inside a hull stay local to it)
-and calls :func:`collision.manifold.collide_hull_hull_kernel` on them. Each
+and calls :func:`collision.manifold.collide_hull_hull_into` on them. Each
 pair therefore gets exactly what ``collide_hull_hull`` would give it, bit for
 bit: same kernel, same inputs.
 
@@ -26,7 +26,7 @@ from ._jit import njit
 from ._validate import as_array
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
-from .manifold import KIND_NAMES, Manifold, collide_hull_hull_kernel
+from .manifold import KIND_NAMES, Manifold, collide_hull_hull_into, hull_work
 from .transform import POSE_ERRORS, check_pose_kernel
 
 __all__ = ["HullTable", "ManifoldBatch", "collide_hull_pairs"]
@@ -215,32 +215,34 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
     """Fill the output rows of every pair; returns ``(row, status)`` of a rejected pose, else ``(-1, 0)``.
 
     The table's slices for hulls ``ia[k]`` and ``ib[k]`` are passed to
-    :func:`collision.manifold.collide_hull_hull_kernel` as they are.
+    :func:`collision.manifold.collide_hull_hull_into` as they are, with one scratch
+    (:func:`collision.manifold.hull_work`) for all pairs and the output rows to fill.
     """
+    # scratch for the largest hulls in the batch, allocated once
+    nv = nf = ne = 1
+    for k in range(ia.shape[0]):
+        for h in (ia[k], ib[k]):
+            nv = max(nv, starts[h + 1, 0] - starts[h, 0])
+            nf = max(nf, starts[h + 1, 1] - starts[h, 1])
+            ne = max(ne, starts[h + 1, 5] - starts[h, 5])
+    work = hull_work(nv, nf, ne)
     for k in range(ia.shape[0]):
         a, b = ia[k], ib[k]
         sa, ea = starts[a], starts[a + 1]
         sb, eb = starts[b], starts[b + 1]
-        st, kd, cnt, ts, sd, nrm, pa, pb, dep, fid = collide_hull_hull_kernel(
+        st, kd, cnt, ts, sd = collide_hull_hull_into(
             V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]],
             EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]],
             V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]],
             EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]],
-            poses_a[k], poses_b[k], margins[k], min(scale[a], scale[b]), caches[k])
+            poses_a[k], poses_b[k], margins[k], min(scale[a], scale[b]), caches[k],
+            work, normal[k], points_a[k], points_b[k], depths[k], ids[k])
         if st != 0:
             return k, st
         count[k] = cnt
         kind[k] = kd
         tests[k] = ts
         sat_depth[k] = sd
-        for j in range(3):
-            normal[k, j] = nrm[j]
-        for i in range(4):
-            depths[k, i] = dep[i]
-            ids[k, i] = fid[i]
-            for j in range(3):
-                points_a[k, i, j] = pa[i, j]
-                points_b[k, i, j] = pb[i, j]
     return -1, 0
 
 

@@ -257,6 +257,12 @@ def _area(n, a, b, c):
 
 @njit
 def _reduce(n, pts, depth, cnt, tol2, keep):
+    """As :func:`_reduce_into`, with its own scratch."""
+    return _reduce_into(n, pts, depth, cnt, tol2, keep, np.empty(cnt, dtype=np.bool_))
+
+
+@njit
+def _reduce_into(n, pts, depth, cnt, tol2, keep, alive):
     """Pick at most four of ``cnt`` patch points; returns how many, indices in ``keep``.
 
     Near-coincident points (closer than ``sqrt(tol2)``) are merged first, the
@@ -268,7 +274,7 @@ def _reduce(n, pts, depth, cnt, tol2, keep):
     Gregorius' "Robust contact creation" (GDC 2015) and Bullet's
     ``reduceContacts``.
     """
-    alive = np.ones(cnt, dtype=np.bool_)
+    alive[:cnt] = True
     for i in range(cnt):
         if not alive[i]:
             continue
@@ -328,7 +334,7 @@ def _reduce(n, pts, depth, cnt, tol2, keep):
 
 @njit
 def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs, inc_vf,
-                  kind, ref_face, margin, tol2, pin, pref, depth, ids):
+                  kind, ref_face, margin, tol2, pin, pref, depth, ids, work):
     """Clip the incident face against the reference face; fill the outputs, return the count.
 
     Everything is in one frame (A's). ``rn, rd``: the reference plane
@@ -352,11 +358,8 @@ def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs
     i0, i1 = inc_fs[inc], inc_fs[inc + 1]
     m = i1 - i0
     nr = ref_loop.shape[0]
-    cap = m + nr + 1
-    buf = np.empty((cap, 3))
-    lab = np.empty(cap, dtype=np.int64)
-    out = np.empty((cap, 3))
-    olab = np.empty(cap, dtype=np.int64)
+    # scratch (at least m + nr + 1 rows: a convex polygon clipped by nr planes gains at most nr corners)
+    buf, lab, out, olab = work[5], work[6], work[7], work[8]
     for k in range(m):
         v.store(buf, k, v.row(inc_v, inc_fv[i0 + k]))
         lab[k] = k  # the patch edge leaving corner k is incident edge k -> k+1
@@ -404,9 +407,7 @@ def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs
     base = (kind << _KIND_SHIFT) | (ref_face << 45) | (inc << 29)
     # Keep points below the reference plane + margin, projected onto it.
     cnt = 0
-    pid = np.empty(max(m, 1), dtype=np.int64)
-    dep = np.empty(max(m, 1))
-    pts = np.empty((max(m, 1), 3))
+    pid, dep, pts = work[9], work[10], work[11]
     for i in range(m):
         x = v.row(buf, i)
         d = rd - v.dot(rn, x)
@@ -429,8 +430,8 @@ def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs
         dep[0] = d
         pid[0] = base | (_LONE << 14) | _LONE
         cnt = 1
-    keep = np.empty(cnt, dtype=np.int64)
-    k = _reduce(rn, pts, dep, cnt, tol2, keep)
+    keep = work[12]
+    k = _reduce_into(rn, pts, dep, cnt, tol2, keep, work[13])
     for i in range(k):
         x = v.row(pts, keep[i])
         d = dep[keep[i]]
@@ -449,6 +450,18 @@ def _to_world(rot, t, p):
 
 
 @njit
+def hull_work(vertices, faces, edges):
+    """Scratch arrays for :func:`collide_hull_hull_into`, enough for any pair of hulls of at most
+    ``vertices`` vertices, ``faces`` faces and ``edges`` edges each (a batch allocates them once)."""
+    cap = 2 * vertices + 2
+    return (np.empty((3, 3)), np.empty((vertices, 3)), np.empty((faces, 3)), np.empty(faces),
+            np.empty((11, max(edges, 1))),
+            np.empty((cap, 3)), np.empty(cap, dtype=np.int64), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
+            np.empty(cap, dtype=np.int64), np.empty(cap), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
+            np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)))
+
+
+@njit
 def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
                              vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
                              pose_a, pose_b, margin, scale, cache):
@@ -464,28 +477,47 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     pb_out = np.zeros((4, 3))
     dep_out = np.zeros(4)
     id_out = np.zeros(4, dtype=np.int64)
+    work = hull_work(max(va.shape[0], vb.shape[0]), max(na.shape[0], nb.shape[0]), max(eva.shape[0], evb.shape[0]))
+    st, kind, cnt, tests, sat_sep = collide_hull_hull_into(
+        va, na, da, fsa, fva, eva, efa, vfsa, vfa, vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
+        pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out)
+    return st, kind, cnt, tests, sat_sep, normal, pa_out, pb_out, dep_out, id_out
+
+
+@njit
+def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
+                           vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
+                           pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out):
+    """:func:`collide_hull_hull_kernel` writing into ``normal (3,)``, ``pa_out, pb_out (4, 3)``,
+    ``dep_out (4,)``, ``id_out (4,)`` (zeroed first) with the scratch ``work`` of :func:`hull_work`
+    (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``."""
+    normal[:] = 0.0
+    pa_out[:] = 0.0
+    pb_out[:] = 0.0
+    dep_out[:] = 0.0
+    id_out[:] = 0
     st = check_pose_kernel(pose_a)
     if st == 0:
         st = check_pose_kernel(pose_b)
         if st != 0:
             st += 2
     if st != 0:
-        return st, _NONE, 0, 0, 0.0, normal, pa_out, pb_out, dep_out, id_out
+        return st, _NONE, 0, 0, 0.0
     # B in A's frame: x_a = R x_b + t with R = Ra^T Rb, t = Ra^T (tb - ta).
-    rot = np.empty((3, 3))
-    t = np.empty(3)
+    rot = work[0]
     for i in range(3):
         for j in range(3):
             rot[i, j] = (pose_a[0, i] * pose_b[0, j] + pose_a[1, i] * pose_b[1, j]
                          + pose_a[2, i] * pose_b[2, j])
-        t[i] = (pose_a[0, i] * (pose_b[0, 3] - pose_a[0, 3]) + pose_a[1, i] * (pose_b[1, 3] - pose_a[1, 3])
-                + pose_a[2, i] * (pose_b[2, 3] - pose_a[2, 3]))
-    tt = (t[0], t[1], t[2])
-    vb_a = np.empty_like(vb)
+    dt = (pose_b[0, 3] - pose_a[0, 3], pose_b[1, 3] - pose_a[1, 3], pose_b[2, 3] - pose_a[2, 3])
+    tt = (pose_a[0, 0] * dt[0] + pose_a[1, 0] * dt[1] + pose_a[2, 0] * dt[2],
+          pose_a[0, 1] * dt[0] + pose_a[1, 1] * dt[1] + pose_a[2, 1] * dt[2],
+          pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
+    vb_a = work[1][:vb.shape[0]]
     for i in range(vb.shape[0]):
         v.store(vb_a, i, v.add(_to_world(rot, (0.0, 0.0, 0.0), v.row(vb, i)), tt))
-    nb_a = np.empty_like(nb)
-    db_a = np.empty_like(db)
+    nb_a = work[2][:nb.shape[0]]
+    db_a = work[3][:nb.shape[0]]
     for f in range(nb.shape[0]):
         n = _to_world(rot, (0.0, 0.0, 0.0), v.row(nb, f))
         v.store(nb_a, f, n)
@@ -498,12 +530,12 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         sep = _face_query(na, da, ci, vb_a)
         tests += 1
         if sep > margin:
-            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+            return 0, _NONE, 0, tests, -sep
     elif ck == _FACE_B and 0 <= cj < nb.shape[0]:
         sep = _face_query(nb_a, db_a, cj, va)
         tests += 1
         if sep > margin:
-            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+            return 0, _NONE, 0, tests, -sep
     elif ck == _EDGE and 0 <= ci < eva.shape[0] and 0 <= cj < evb.shape[0]:
         a = v.row(na, efa[ci, 0])
         b = v.row(na, efa[ci, 1])
@@ -513,7 +545,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
             sep, _ = _edge_query(va, eva, ci, a, b, vb_a, evb, cj)
             tests += 1
             if sep > margin:
-                return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+                return 0, _NONE, 0, tests, -sep
 
     # Face axes of A, then of B; stop at the first one that separates.
     fa_sep, fa = -np.inf, -1
@@ -522,7 +554,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_A, f, -1
-            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+            return 0, _NONE, 0, tests, -sep
         if sep > fa_sep:
             fa_sep, fa = sep, f
     fb_sep, fb = -np.inf, -1
@@ -531,7 +563,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_B, -1, f
-            return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+            return 0, _NONE, 0, tests, -sep
         if sep > fb_sep:
             fb_sep, fb = sep, f
     # Edge pairs whose Gauss-map arcs cross (B's normals negated: the Gauss
@@ -540,9 +572,10 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     # B's arcs in A's frame as separate coordinate arrays (c, d: B's normals
     # negated; m: the arc plane c x d), so that the first half of the
     # Minkowski-face test runs as a vectorisable loop over all of B's edges.
-    cx, cy, cz = np.empty(neb), np.empty(neb), np.empty(neb)
-    dx, dy, dz = np.empty(neb), np.empty(neb), np.empty(neb)
-    mx, my, mz = np.empty(neb), np.empty(neb), np.empty(neb)
+    arcs = work[4]
+    cx, cy, cz = arcs[0], arcs[1], arcs[2]
+    dx, dy, dz = arcs[3], arcs[4], arcs[5]
+    mx, my, mz = arcs[6], arcs[7], arcs[8]
     for j in range(neb):
         c = v.scale(v.row(nb_a, efb[j, 0]), -1.0)
         d = v.scale(v.row(nb_a, efb[j, 1]), -1.0)
@@ -550,8 +583,8 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         cx[j], cy[j], cz[j] = c
         dx[j], dy[j], dz[j] = d
         mx[j], my[j], mz[j] = m
-    sc = np.empty(neb)
-    sd = np.empty(neb)
+    sc = arcs[9]
+    sd = arcs[10]
     e_sep, e_i, e_j = -np.inf, -1, -1
     e_n = (0.0, 0.0, 0.0)
     for i in range(eva.shape[0]):
@@ -578,7 +611,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
             tests += 1
             if sep > margin:
                 cache[0], cache[1], cache[2] = _EDGE, i, j
-                return 0, _NONE, 0, tests, -sep, normal, pa_out, pb_out, dep_out, id_out
+                return 0, _NONE, 0, tests, -sep
             if sep > e_sep:
                 e_sep, e_i, e_j, e_n = sep, i, j, n
 
@@ -595,8 +628,8 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     t_a = (pose_a[0, 3], pose_a[1, 3], pose_a[2, 3])
     zero = (0.0, 0.0, 0.0)
     tol2 = (MERGE_TOL * scale) ** 2
-    pin = np.empty((4, 3))
-    pref = np.empty((4, 3))
+    pin = work[14]
+    pref = work[15]
     if kind == _EDGE:
         cache[0], cache[1], cache[2] = _EDGE, e_i, e_j
         c1, c2, _, _ = closest_pt_segment_segment_t(
@@ -607,12 +640,12 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         id_out[0] = (_EDGE << _KIND_SHIFT) | (e_i << 30) | e_j
         n_w = _to_world(rot_a, zero, e_n)
         normal[0], normal[1], normal[2] = n_w[0], n_w[1], n_w[2]
-        return 0, _EDGE, 1, tests, -sat_sep, normal, pa_out, pb_out, dep_out, id_out
+        return 0, _EDGE, 1, tests, -sat_sep
     if kind == _FACE_A:
         cache[0], cache[1], cache[2] = _FACE_A, fa, -1
         rn = v.row(na, fa)
         cnt = _face_contact(va, fva[fsa[fa]:fsa[fa + 1]], rn, da[fa], vb_a, nb_a, fsb, fvb, vfsb, vfb,
-                            _FACE_A, fa, margin, tol2, pin, pref, dep_out, id_out)
+                            _FACE_A, fa, margin, tol2, pin, pref, dep_out, id_out, work)
         for i in range(cnt):
             v.store(pa_out, i, _to_world(rot_a, t_a, v.row(pref, i)))
             v.store(pb_out, i, _to_world(rot_a, t_a, v.row(pin, i)))
@@ -621,7 +654,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         cache[0], cache[1], cache[2] = _FACE_B, -1, fb
         rn = v.row(nb_a, fb)
         cnt = _face_contact(vb_a, fvb[fsb[fb]:fsb[fb + 1]], rn, db_a[fb], va, na, fsa, fva, vfsa, vfa,
-                            _FACE_B, fb, margin, tol2, pin, pref, dep_out, id_out)
+                            _FACE_B, fb, margin, tol2, pin, pref, dep_out, id_out, work)
         for i in range(cnt):
             v.store(pa_out, i, _to_world(rot_a, t_a, v.row(pin, i)))
             v.store(pb_out, i, _to_world(rot_a, t_a, v.row(pref, i)))
@@ -629,7 +662,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     normal[0], normal[1], normal[2] = n_w[0], n_w[1], n_w[2]
     if cnt == 0:
         kind = _NONE
-    return 0, kind, cnt, tests, -sat_sep, normal, pa_out, pb_out, dep_out, id_out
+    return 0, kind, cnt, tests, -sat_sep
 
 
 def _as_hull(h, name):
