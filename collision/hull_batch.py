@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numba import get_num_threads, prange
+
 from ._jit import njit
 from ._validate import as_array
 from .convex import ConvexPolyhedron
@@ -208,41 +210,54 @@ def _first_bad_pose(poses):
     return -1, 0
 
 
-@njit
+@njit(parallel=True)
 def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
                           ia, poses_a, ib, poses_b, margins, caches,
-                          count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth):
-    """Fill the output rows of every pair; returns ``(row, status)`` of a rejected pose, else ``(-1, 0)``.
+                          count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth, threads):
+    """Fill the output rows of every pair; returns ``(row, status)`` of the first rejected pose, else
+    ``(-1, 0)``.
 
     The table's slices for hulls ``ia[k]`` and ``ib[k]`` are passed to
-    :func:`collision.manifold.collide_hull_hull_into` as they are, with one scratch
-    (:func:`collision.manifold.hull_work`) for all pairs and the output rows to fill.
+    :func:`collision.manifold.collide_hull_hull_into` as they are, with the output rows to fill.
+    The pairs are independent: they are cut into one run of consecutive pairs per thread (numba's
+    ``prange`` over ``threads`` runs; a batch of fewer than 32 pairs per thread stays on one), each run with its own
+    scratch (:func:`collision.manifold.hull_work`), so every row is the same however many threads
+    there are.
     """
-    # scratch for the largest hulls in the batch, allocated once
+    k = ia.shape[0]
+    # scratch for the largest hulls in the batch
     nv = nf = ne = 1
-    for k in range(ia.shape[0]):
-        for h in (ia[k], ib[k]):
+    for i in range(k):
+        for h in (ia[i], ib[i]):
             nv = max(nv, starts[h + 1, 0] - starts[h, 0])
             nf = max(nf, starts[h + 1, 1] - starts[h, 1])
             ne = max(ne, starts[h + 1, 5] - starts[h, 5])
-    work = hull_work(nv, nf, ne)
-    for k in range(ia.shape[0]):
-        a, b = ia[k], ib[k]
-        sa, ea = starts[a], starts[a + 1]
-        sb, eb = starts[b], starts[b + 1]
-        st, kd, cnt, ts, sd = collide_hull_hull_into(
-            V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]],
-            EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]],
-            V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]],
-            EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]],
-            poses_a[k], poses_b[k], margins[k], min(scale[a], scale[b]), caches[k],
-            work, normal[k], points_a[k], points_b[k], depths[k], ids[k])
-        if st != 0:
-            return k, st
-        count[k] = cnt
-        kind[k] = kd
-        tests[k] = ts
-        sat_depth[k] = sd
+    runs = max(1, min(threads, k // 32))
+    bad_row = np.full(runs, -1, np.int64)
+    bad_st = np.zeros(runs, np.int64)
+    for r in prange(runs):
+        work = hull_work(nv, nf, ne)
+        for i in range(r * k // runs, (r + 1) * k // runs):
+            a, b = ia[i], ib[i]
+            sa, ea = starts[a], starts[a + 1]
+            sb, eb = starts[b], starts[b + 1]
+            st, kd, cnt, ts, sd = collide_hull_hull_into(
+                V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]],
+                EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]],
+                V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]],
+                EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]],
+                poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
+                work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
+            if st != 0:
+                bad_row[r], bad_st[r] = i, st
+                break
+            count[i] = cnt
+            kind[i] = kd
+            tests[i] = ts
+            sat_depth[i] = sd
+    for r in range(runs):  # the first bad pose in pair order (runs are in order)
+        if bad_row[r] >= 0:
+            return bad_row[r], bad_st[r]
     return -1, 0
 
 
@@ -362,7 +377,7 @@ def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
         table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
-        out.sat_depth)
+        out.sat_depth, get_num_threads())
     if st:  # (checked before the call, unless check=False)
         raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out
