@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .body import DYNAMIC, KINEMATIC
-from .solver import ContactRows, solve_contacts
+from .solver import ContactRows, island_order, solve_contacts
 
 __all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME"]
 
@@ -179,16 +179,17 @@ def _islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, sti
 
 
 @njit(cache=True)
-def _gather_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose, root_center,
-                   velocity, spin, friction, restitution, default_friction, default_restitution,
+def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
+                   root_center, velocity, spin, friction, restitution, default_friction, default_restitution,
                    ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot):
     """The contact points of the store's rows that touch an awake dynamic body (``where[row] >= 0``,
     its index among the awake), flattened: per point the two awake indices (-1: infinite mass),
     normal, offsets from the centres of mass ``x``, depth, combined friction (geometric mean) and
     restitution (larger; NaN in the body table: the defaults), carried impulse, and the velocity
-    of each non-dynamic side's material point (a moving kinematic body pushes); returns the count."""
+    of each non-dynamic side's material point (a moving kinematic body pushes); the store's rows
+    in the order ``visit``. Returns the count."""
     k = 0
-    for m in range(keys.shape[0]):
+    for m in visit:
         a_row, b_row = keys[m, 0], keys[m, 1]
         wa, wb = where[a_row], where[b_row]
         if wa < 0 and wb < 0:
@@ -357,14 +358,19 @@ class Dynamics:
         kinematic velocities and the store slots ``(manifold rows, point slots)`` they came from."""
         if not len(store):
             return None, None, None
-        cap = int(store.count.sum())
+        # the rows of the awake bodies, island by island (the solver spreads islands over threads)
+        ia_m, ib_m = where[store.keys[:, 0]], where[store.keys[:, 1]]
+        active = np.flatnonzero((ia_m >= 0) | (ib_m >= 0))
+        order, _ = island_order(ia_m[active], ib_m[active], len(x))
+        visit = active[order]
+        cap = int(store.count[visit].sum())
         ia, ib, mrow, slot = (np.empty(cap, np.int64) for _ in range(4))
         normal, ra, rb = (np.empty((cap, 3)) for _ in range(3))
         depth, fric, rest = (np.empty(cap) for _ in range(3))
         impulse = np.empty((cap, 3))
         kin = np.empty((cap, 2, 3))
         st = table.state
-        k = _gather_kernel(store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths,
+        k = _gather_kernel(visit, store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths,
                            store.impulse, where, x, table.motion, st.pose, table.root_center, st.velocity, st.spin,
                            table.friction, table.restitution, self.friction, self.restitution,
                            ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot)

@@ -32,11 +32,11 @@ is compiled.
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from collision import _vec as v
 
-__all__ = ["ContactRows", "solve_contacts", "tangents"]
+__all__ = ["ContactRows", "island_order", "solve_contacts", "tangents"]
 
 
 @njit(cache=True)
@@ -168,34 +168,32 @@ def _store(vel, w, i, lin, ang):
 
 
 @njit(cache=True)
-def _groups(ia, ib):
-    """(g + 1,) starts of the runs of consecutive points between the same two bodies."""
-    k = ia.shape[0]
-    out = np.empty(k + 1, np.int64)
+def _groups(ia, ib, s0, s1):
+    """(g + 1,) starts of the runs of consecutive points between the same two bodies in ``[s0, s1)``."""
+    out = np.empty(s1 - s0 + 1, np.int64)
     g = 0
-    for c in range(k):
-        if c == 0 or ia[c] != ia[c - 1] or ib[c] != ib[c - 1]:
+    for c in range(s0, s1):
+        if c == s0 or ia[c] != ia[c - 1] or ib[c] != ib[c - 1]:
             out[g] = c
             g += 1
-    out[g] = k
+    out[g] = s1
     return out[:g + 1]
 
 
 @njit(cache=True)
-def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
-    """Split impulses: push penetrations deeper than the slop apart with pseudo velocities
-    ``pv, pw`` that move the positions this step and are then forgotten, so the correction
-    adds no kinetic energy (Catto's split impulse; Bullet's ``splitImpulse``)."""
-    k = len(ia)
-    target = np.empty(k)
-    acc = np.zeros(k)
+def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0, s1, target, acc):
+    """Split impulses of the points ``[s0, s1)`` (one island): push penetrations deeper than the
+    slop apart with pseudo velocities ``pv, pw`` that move the positions this step and are then
+    forgotten, so the correction adds no kinetic energy (Catto's split impulse; Bullet's
+    ``splitImpulse``). ``target`` and ``acc`` are scratch over all points."""
     deep = False
-    for c in range(k):
+    for c in range(s0, s1):
         target[c] = beta * max(depth[c] - slop, 0.0) / dt
+        acc[c] = 0.0
         deep = deep or target[c] > 0.0
     if not deep:
         return
-    groups = _groups(ia, ib)
+    groups = _groups(ia, ib, s0, s1)
     ng = groups.shape[0] - 1
     for it in range(iterations):
         forward = it % 2 == 0
@@ -230,14 +228,12 @@ def _split_kernel(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop):
 
 
 @njit(cache=True)
-def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                  bounce_threshold, warm, tolerance):
-    """The velocity iterations; returns how many ran (fewer than ``iterations`` once a pair of
-    sweeps changed no contact's relative velocity by more than ``tolerance``)."""
-    k = len(ia)
-    target = np.empty(k)
-    approach = np.empty(k)
-    for c in range(k):
+def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                 bounce_threshold, warm, tolerance, s0, s1, target, approach):
+    """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran
+    (fewer than ``iterations`` once a pair of sweeps changed none of its contacts' relative
+    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points."""
+    for c in range(s0, s1):
         a, b = ia[c], ib[c]
         va, wa = _load(vel, w, a)
         vb, wb = _load(vel, w, b)
@@ -260,7 +256,7 @@ def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impuls
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
     # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
     # solved as a group: the two bodies' velocities are loaded once and stored once per sweep.
-    groups = _groups(ia, ib)
+    groups = _groups(ia, ib, s0, s1)
     ng = groups.shape[0] - 1
     done = iterations
     change = 0.0
@@ -320,13 +316,13 @@ def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impuls
     # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
     # approaches faster than the threshold, towards -restitution times the approach speed.
     bouncy = False
-    for c in range(k):
+    for c in range(s0, s1):
         bouncy = bouncy or (restitution[c] > 0.0 and approach[c] < -bounce_threshold and impulse[c, 0] > 0.0)
     if not bouncy:
         return done
     for it in range(iterations):
-        for j in range(k):
-            c = j if it % 2 == 0 else k - 1 - j
+        for j in range(s1 - s0):
+            c = s0 + j if it % 2 == 0 else s1 - 1 - j
             if restitution[c] <= 0.0 or approach[c] >= -bounce_threshold or impulse[c, 0] <= 0.0:
                 continue
             a, b = ia[c], ib[c]
@@ -342,6 +338,74 @@ def _solve_kernel(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impuls
             if b >= 0:
                 _store(vel, w, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
     return done
+
+
+@njit(cache=True, parallel=True)
+def _solve_islands(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                   bounce_threshold, warm, tolerance, starts, done):
+    """:func:`_solve_range` on every island (``starts`` (m + 1,)), the islands spread over the
+    threads (``prange``); ``done[i]`` gets island ``i``'s iteration count. Islands share no body,
+    so each gets the same result on any thread."""
+    k = ia.shape[0]
+    target = np.empty(k)
+    approach = np.empty(k)
+    for i in prange(starts.shape[0] - 1):
+        done[i] = _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                               bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target, approach)
+
+
+@njit(cache=True, parallel=True)
+def _split_islands(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, starts):
+    """:func:`_split_range` on every island, spread over the threads."""
+    k = ia.shape[0]
+    target = np.empty(k)
+    acc = np.empty(k)
+    for i in prange(starts.shape[0] - 1):
+        _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, starts[i], starts[i + 1],
+                     target, acc)
+
+
+@njit(cache=True)
+def _root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def island_order(ia, ib, n):
+    """Islands of the contact points: bodies (``0 .. n-1``; -1 is infinite mass, which links
+    nothing) joined by the points between them (union-find). Returns ``(order (k,), starts (m + 1,))``:
+    the points island by island, each island's points in their given order, islands in the order
+    of their first point; ``order`` is ``arange(k)`` when the points already come island by island."""
+    k = ia.shape[0]
+    parent = np.arange(n)
+    for c in range(k):
+        if ia[c] >= 0 and ib[c] >= 0:
+            ra, rb = _root(parent, ia[c]), _root(parent, ib[c])
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    label = np.full(n, -1, np.int64)
+    island = np.empty(k, np.int64)
+    m = 0
+    for c in range(k):
+        r = _root(parent, ia[c] if ia[c] >= 0 else ib[c])
+        if label[r] < 0:
+            label[r] = m
+            m += 1
+        island[c] = label[r]
+    starts = np.zeros(m + 1, np.int64)
+    for c in range(k):
+        starts[island[c] + 1] += 1
+    for i in range(m):
+        starts[i + 1] += starts[i]
+    fill = starts[:m].copy()
+    order = np.empty(k, np.int64)
+    for c in range(k):
+        order[fill[island[c]]] = c
+        fill[island[c]] += 1
+    return order, starts
 
 
 def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2, slop=0.005,
@@ -381,14 +445,24 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
     k = len(rows.ia)
     if not k:
         return pv, pw
+    order, starts = island_order(rows.ia, rows.ib, len(vel))
+    if np.any(order != np.arange(k)):  # (the world's rows come island by island already)
+        part = ContactRows(rows.ia[order], rows.ib[order], rows.normal[order], rows.ra[order], rows.rb[order],
+                           rows.depth[order], rows.friction[order], rows.restitution[order], rows.impulse[order])
+        pv, pw = solve_contacts(vel, w, inv_m, inv_i, part, np.asarray(kin)[order], dt, iterations, beta, slop,
+                                bounce_threshold, warm, tolerance, stats)
+        rows.impulse[order] = part.impulse
+        return pv, pw
     p = np.empty((k, _WIDTH))
     _constraints(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1, rows.t2, inv_m,
                  np.ascontiguousarray(inv_i, dtype=np.float64), np.ascontiguousarray(kin, dtype=np.float64), p)
-    done = _solve_kernel(vel, w, inv_m, rows.ia, rows.ib, p, rows.depth, rows.friction, rows.restitution,
-                         rows.impulse, float(dt), int(iterations), float(bounce_threshold), bool(warm),
-                         float(tolerance))
+    done = np.zeros(len(starts) - 1, np.int64)
+    _solve_islands(vel, w, inv_m, rows.ia, rows.ib, p, rows.depth, rows.friction, rows.restitution,
+                   rows.impulse, float(dt), int(iterations), float(bounce_threshold), bool(warm),
+                   float(tolerance), starts, done)
     if stats is not None:
-        stats["iterations"] = int(done)
-    _split_kernel(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth, float(dt), int(iterations), float(beta),
-                  float(slop))
+        stats["iterations"] = int(done.max())
+        stats["islands"] = len(done)
+    _split_islands(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth, float(dt), int(iterations), float(beta),
+                   float(slop), starts)
     return pv, pw
