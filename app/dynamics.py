@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .body import DYNAMIC, KINEMATIC
-from .solver import ContactRows, island_order, solve_contacts
+from .solver import ContactRows, _root, island_order, solve_contacts
 
 __all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME"]
 
@@ -112,14 +112,6 @@ def _integrate_kernel(pose, com, x, v, w, pv, pw, dt):
         for a in range(3):
             xa = x[i, a] + (v[i, a] + pv[i, a]) * dt
             pose[i, a, 3] = xa - (pose[i, a, 0] * com[i, 0] + pose[i, a, 1] * com[i, 1] + pose[i, a, 2] * com[i, 2])
-
-
-@njit(cache=True)
-def _root(parent, i):
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
 
 
 @njit(cache=True)

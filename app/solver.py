@@ -167,6 +167,14 @@ def _store(vel, w, i, lin, ang):
         v.store(w, i, ang)
 
 
+@njit(cache=True, inline="always")
+def _push(p, c, ma, mb, lam, va, wa, vb, wb):
+    """The velocities after a normal impulse ``lam`` at point ``c``: A pushed back, B forward."""
+    n = _get(p, c, _U)
+    return (v.madd(va, n, -ma * lam), v.madd(wa, _get(p, c, _MA), -lam),
+            v.madd(vb, n, mb * lam), v.madd(wb, _get(p, c, _MB), lam))
+
+
 @njit(cache=True)
 def _groups(ia, ib, s0, s1):
     """(g + 1,) starts of the runs of consecutive points between the same two bodies in ``[s0, s1)``."""
@@ -218,11 +226,7 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
                 new = max(old + p[c, _MASS] * (target[c] - vn), 0.0)
                 acc[c] = new
                 lam = new - old
-                n = _get(p, c, _U)
-                va = v.madd(va, n, -ma * lam)
-                wa = v.madd(wa, _get(p, c, _MA), -lam)
-                vb = v.madd(vb, n, mb * lam)
-                wb = v.madd(wb, _get(p, c, _MB), lam)
+                va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
             _store(pv, pw, a, va, wa)
             _store(pv, pw, b, vb, wb)
 
@@ -305,11 +309,7 @@ def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse
                 for d, dl in ((0, lam), (1, l1), (2, l2)):
                     if p[c, _MASS + d] > 0.0:
                         change = max(change, abs(dl) / p[c, _MASS + d])
-                n = _get(p, c, _U)
-                va = v.madd(va, n, -ma * lam)
-                wa = v.madd(wa, _get(p, c, _MA), -lam)
-                vb = v.madd(vb, n, mb * lam)
-                wb = v.madd(wb, _get(p, c, _MB), lam)
+                va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
             _store(vel, w, a, va, wa)
             _store(vel, w, b, vb, wb)
     # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
@@ -367,6 +367,7 @@ def _split_islands(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, 
 
 @njit(cache=True)
 def _root(parent, i):
+    """Union-find: the root of ``i`` (halving the path on the way; also the sleeping islands')."""
     while parent[i] != i:
         parent[i] = parent[parent[i]]
         i = parent[i]

@@ -59,6 +59,9 @@ second as our defaults; sleeping on for both (Bullet's deactivation and our slee
 islands), or off for both with ``--no-sleep`` (``ACTIVATION_STATE_DISABLE_SLEEPING``, and
 our sleep time set to infinity) to time the solver on a settled pile.
 
+Ours runs its hull-pair batch and its solver islands on all of numba's threads (both cores
+here) unless ``--threads 1``; pybullet 3.2.7's step is single-threaded. Report both.
+
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
 both. Reported: the median step time while falling (the first simulated
@@ -512,7 +515,13 @@ def main():
                     help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
     ap.add_argument("--budget", type=float, default=150.0,
                     help="wall seconds allowed for ours at N = 1000 before capping at 3 simulated s")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="numba threads for ours (default: all cores; pybullet's step is single-threaded)")
     args = ap.parse_args()
+    if args.threads is not None:
+        import numba
+
+        numba.set_num_threads(args.threads)
     global SLEEP
     SLEEP = not args.no_sleep
     if not SLEEP:
@@ -524,8 +533,11 @@ def main():
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (shared: "
           f"expect a few % to tens of % noise; compare the 25-75% ranges)")
+    import numba
+
     print(f"dt = 1/60 s, {ITERATIONS} solver iterations, ground = {args.ground}, pybullet "
-          f"{pb.getAPIVersion() if pb else 'missing'}")
+          f"{pb.getAPIVersion() if pb else 'missing'}; ours on {numba.get_num_threads()} thread(s) "
+          "(hull-pair batch and solver islands; --threads 1 for one)")
     t0 = time.perf_counter()
     warm_up("box", args.ground)
     warm_up("u", args.ground)
