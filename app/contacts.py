@@ -213,7 +213,7 @@ def _field(name):
     def put(self, value):
         self.data[name] = value
 
-    return property(get, put, doc=f"The ``{name}`` column (a view of :attr:`ContactStore.data`); assigning copies into it.")
+    return property(get, put, doc=f"The ``{name}`` column, a view of :attr:`ContactStore.data` (assigning copies).")
 
 
 for _name in ContactStore._FIELDS:
@@ -571,8 +571,8 @@ class ContactManager:
         if len(new) and new is not old:  # (old itself comes back only with every row frozen)
             src = _lookup_keys(old, new.keys)
             o = old if len(old) else ContactStore(1)
-            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids, o.points_a,
-                   o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
+            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids,
+                   o.points_a, o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
         self.store = new
         self._views = None
         self.stats.update(manifolds=len(new), points=int(new.count.sum()))
