@@ -88,6 +88,23 @@ def matrix_from_quat(q):
 
 
 @njit(cache=True)
+def _world_mass_kernel(pose, com, inv_inertia, rows, x, inv_i):
+    """Per awake body ``i`` (table row ``rows[i]``, pose ``pose[i]``): its centre of mass in the world,
+    ``x[i] = R c + t``, and its inverse inertia in world axes, ``inv_i[i] = R I^-1 R^T``."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for a in range(3):
+            x[i, a] = pose[i, a, 0] * com[i, 0] + pose[i, a, 1] * com[i, 1] + pose[i, a, 2] * com[i, 2] + pose[i, a, 3]
+        for a in range(3):
+            for b in range(3):
+                s = 0.0
+                for j in range(3):
+                    s += pose[i, a, j] * (inv_inertia[r, j, 0] * pose[i, b, 0] + inv_inertia[r, j, 1] * pose[i, b, 1]
+                                          + inv_inertia[r, j, 2] * pose[i, b, 2])
+                inv_i[i, a, b] = s
+
+
+@njit(cache=True)
 def _integrate_kernel(pose, com, x, v, w, pv, pw, dt):
     """Semi-implicit Euler on the poses ``pose`` (n, 4, 4) in place: the centre of mass ``x`` moves by
     ``(v + pv) dt``; the orientation quaternion by ``q += dt/2 (0, w + pw) q``, renormalised."""
@@ -317,13 +334,13 @@ class Dynamics:
         where = np.full(len(dyn), -1, np.int64)
         where[idx] = np.arange(len(idx))
         pose = st.pose[idx]
-        rot = pose[:, :3, :3]
         com_local = table.com[idx]
-        x = np.einsum("nij,nj->ni", rot, com_local) + pose[:, :3, 3]
+        x = np.empty((len(idx), 3))
+        inv_i = np.empty((len(idx), 3, 3))
+        _world_mass_kernel(pose, com_local, table.inv_inertia, idx, x, inv_i)
         v = st.velocity[idx]
         w = st.spin[idx]
         inv_m = table.inv_mass[idx]
-        inv_i = rot @ table.inv_inertia[idx] @ np.transpose(rot, (0, 2, 1))
 
         v += self.gravity * dt
         v /= 1.0 + self.linear_damping * dt

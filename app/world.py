@@ -326,7 +326,10 @@ class World:
         if len(bounded) < 2:
             self.broad.clear()
             return np.zeros((0, 2), np.int64)
-        pairs = np.asarray(self.broad.update(boxes[:, 0], boxes[:, 1]), np.int64).reshape(-1, 2)
+        lo, hi = np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1])
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):  # (poses are finite: radii are not)
+            raise ValueError("broad phase: a body's bounding box is not finite")
+        pairs = np.asarray(self.broad.update(lo, hi, check=False), np.int64).reshape(-1, 2)
         if len(bounded) == len(self.bodies):
             return pairs
         n = len(self.bodies)

@@ -109,7 +109,7 @@ class BroadPhase:
         self.stats = {"box_tests": 0, "pairs": 0}
         self._n = -1
 
-    def update(self, lo, hi):
+    def update(self, lo, hi, check=True):
         """All overlapping pairs of the boxes ``[lo[i], hi[i]]``.
 
         Parameters
@@ -118,6 +118,10 @@ class BroadPhase:
             World AABB corners of ``n`` proxies; index ``i`` is the same body
             between calls. When ``n`` differs from the previous call the
             structure rebuilds.
+        check : bool
+            Validate the boxes (default). ``False`` is for a caller that made
+            them itself (the world, every step): C-contiguous (n, 3) float64,
+            finite, ``lo <= hi``.
 
         Returns
         -------
@@ -131,7 +135,8 @@ class BroadPhase:
         ValueError
             Naming ``lo`` or ``hi`` (shape, non-finite, ``lo > hi``).
         """
-        lo, hi = check_boxes(lo, hi)
+        if check:
+            lo, hi = check_boxes(lo, hi)
         n = lo.shape[0]
         rebuild = n != self._n
         self._n = n

@@ -27,7 +27,10 @@ incremental construction). Written from the ideas, not from their code.
   compiled kernels change in place.
 
 Margin of proxy ``i``: ``margin_rel * (largest side of its tight box) +
-margin_abs`` on every side (world units; no velocity is involved). A fat box
+margin_abs`` on every side (world units), and on a re-insertion also ``predict``
+times the drift its tight box made away from the centre of its old fat box, on
+the side it drifted to (Box2D's displacement prediction: a falling box's fat box
+reaches ahead of it and lasts several steps instead of one). A fat box
 more than ``shrink`` times wider than needed on an axis is also refitted, so
 a box that shrank (or a teleport from a huge box) does not keep a stale fat
 box forever.
@@ -195,8 +198,9 @@ def _remove_leaf(lo, hi, parent, child, height, meta, free, leaf):
 
 @njit
 def _update_leaves(tlo, thi, lo, hi, parent, child, height, meta, free, margin_rel, margin_abs,
-                   shrink, moved):
-    """Re-insert every leaf whose tight box left its fat box (or whose fat box is far too loose).
+                   shrink, predict, moved):
+    """Re-insert every leaf whose tight box left its fat box (or whose fat box is far too loose),
+    its new fat box grown ahead along the drift (``predict``, module docstring).
 
     Sets ``moved[i]`` for the leaves (re)inserted and returns their count.
     """
@@ -206,18 +210,23 @@ def _update_leaves(tlo, thi, lo, hi, parent, child, height, meta, free, margin_r
         ext = max(thi[i, 0] - tlo[i, 0], max(thi[i, 1] - tlo[i, 1], thi[i, 2] - tlo[i, 2]))
         m = margin_rel * ext + margin_abs
         moved[i] = False
-        stale = False
+        left = loose = False
         for a in range(3):
             if tlo[i, a] < lo[i, a] or thi[i, a] > hi[i, a]:
-                stale = True
+                left = True
             elif (hi[i, a] - lo[i, a]) > shrink * (thi[i, a] - tlo[i, a] + 2.0 * m):
-                stale = True
-        if not stale:
+                loose = True
+        if not (left or loose):
             continue
+        # the drift away from the old fat box's centre (a leaf that only became too loose gets none)
+        g = 0.5 * predict if left else 0.0
+        drift = (g * (tlo[i, 0] + thi[i, 0] - lo[i, 0] - hi[i, 0]), g * (tlo[i, 1] + thi[i, 1] - lo[i, 1] - hi[i, 1]),
+                 g * (tlo[i, 2] + thi[i, 2] - lo[i, 2] - hi[i, 2]))
         _remove_leaf(lo, hi, parent, child, height, meta, free, i)
         for a in range(3):
-            lo[i, a] = tlo[i, a] - m
-            hi[i, a] = thi[i, a] + m
+            ahead = drift[a]
+            lo[i, a] = tlo[i, a] - m + min(ahead, 0.0)
+            hi[i, a] = thi[i, a] + m + max(ahead, 0.0)
             # rounding may leave the fat box short of the tight one by an ulp: never allow that
             if lo[i, a] > tlo[i, a]:
                 lo[i, a] = tlo[i, a]
@@ -508,6 +517,9 @@ class DynamicAABBTree(BroadPhase):
     shrink : float
         Refit a fat box wider than ``shrink`` times what a fresh one would be
         on some axis (default 4.0).
+    predict : float
+        A re-inserted fat box also reaches ``predict`` times the leaf's drift
+        ahead of it (default 2.0; 0 for none).
 
     ``stats``: ``box_tests`` (fat node tests of the queries plus tight tests
     of the fat pairs), ``reinserted`` (leaves re-inserted this update; all of
@@ -516,9 +528,9 @@ class DynamicAABBTree(BroadPhase):
 
     name = "tree"
 
-    def __init__(self, margin_rel=0.1, margin_abs=0.01, shrink=4.0):
+    def __init__(self, margin_rel=0.1, margin_abs=0.01, shrink=4.0, predict=2.0):
         super().__init__()
-        for name, value in (("margin_rel", margin_rel), ("margin_abs", margin_abs)):
+        for name, value in (("margin_rel", margin_rel), ("margin_abs", margin_abs), ("predict", predict)):
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
         if not (np.isfinite(shrink) and shrink > 1):
@@ -526,6 +538,7 @@ class DynamicAABBTree(BroadPhase):
         self.margin_rel = float(margin_rel)
         self.margin_abs = float(margin_abs)
         self.shrink = float(shrink)
+        self.predict = float(predict)
         self._alloc(0)
 
     def _alloc(self, n):
@@ -565,7 +578,7 @@ class DynamicAABBTree(BroadPhase):
         else:
             n_moved = _update_leaves(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent,
                                      self.child, self.height, self.meta, self.free, self.margin_rel,
-                                     self.margin_abs, self.shrink, moved)
+                                     self.margin_abs, self.shrink, self.predict, moved)
         new, node_tests = _query_moved(self.lo, self.hi, self.child, self.height, self.meta[_ROOT], moved)
         self._keys, pairs, tight_tests = _merge_filter(self._keys, new, moved, self.tight_lo, self.tight_hi)
         self.stats = {"box_tests": int(node_tests + tight_tests), "reinserted": int(n_moved),
