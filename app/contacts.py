@@ -569,7 +569,9 @@ class ContactManager:
         if new is not old:
             new = _sort(new)
         if len(new) and new is not old:  # (old itself comes back only with every row frozen)
-            src = _lookup_keys(old, new.keys)
+            src = np.full(len(new), -1, np.int64)
+            live = np.flatnonzero(~new.frozen)  # (frozen rows are carried as they are)
+            src[live] = _lookup_keys(old, new.keys[live])
             o = old if len(old) else ContactStore(1)
             _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids,
                    o.points_a, o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)

@@ -33,6 +33,41 @@ __all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations"
 
 
 @njit(cache=True)
+def _non_finite(pose, velocity, spin, bad_pose, bad_motion):
+    """Flag the rows with a non-finite pose or velocity / spin; returns whether there is one."""
+    found = False
+    for i in range(pose.shape[0]):
+        ok = True
+        for a in range(4):
+            for b in range(4):
+                ok = ok and math.isfinite(pose[i, a, b])
+        bad_pose[i] = not ok
+        ok = True
+        for a in range(3):
+            ok = ok and math.isfinite(velocity[i, a]) and math.isfinite(spin[i, a])
+        bad_motion[i] = not ok
+        found = found or bad_pose[i] or bad_motion[i]
+    return found
+
+
+@njit(cache=True)
+def _reaching(boxes, rows, moving, n, level, out):
+    """``out[:k]``: the ``rows`` of the moving boxes (lo, hi) whose lowest point along ``n``,
+    ``n . c - |n| . h``, is at ``level`` or below; returns ``k``."""
+    k = 0
+    for i in range(rows.shape[0]):
+        if not moving[i]:
+            continue
+        low = 0.0
+        for a in range(3):
+            low += n[a] * 0.5 * (boxes[i, 0, a] + boxes[i, 1, a]) - abs(n[a]) * 0.5 * (boxes[i, 1, a] - boxes[i, 0, a])
+        if low <= level:
+            out[k] = rows[i]
+            k += 1
+    return k
+
+
+@njit(cache=True)
 def _root_aabbs(pose, center, axes, half, rows, pad, out):
     """``out[k]``: the world AABB (lo, hi) of body ``rows[k]``'s root OBB, grown by ``pad[rows[k]]``:
     centre ``R c + t``, half extents ``|R A^T| h`` (RTCD 4.2.6)."""
@@ -212,9 +247,12 @@ class World:
         :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
         t = self.sync() if t is None else t
         st = t.state
-        bad_pose = ~np.isfinite(st.pose.reshape(len(t), 16)).all(axis=1)
-        bad_motion = ~(np.isfinite(st.velocity).all(axis=1) & np.isfinite(st.spin).all(axis=1))
+        bad_pose = np.zeros(len(t), np.bool_)
+        bad_motion = np.zeros(len(t), np.bool_)
         names = []
+        if not _non_finite(st.pose, st.velocity, st.spin, bad_pose, bad_motion):
+            self._remember(st.pose)
+            return names
         for k in np.flatnonzero(bad_pose | bad_motion):
             b = self.bodies[k]
             what = []
@@ -231,8 +269,16 @@ class World:
             b.wake()
             names.append(b.name)
             self.problems.append(f"{b.name}: non-finite {' and '.join(what)}; set back to a finite state")
-        self._good = (list(self.bodies), st.pose.copy())
+        self._remember(st.pose)
         return names
+
+    def _remember(self, pose):
+        """Keep the bodies' (finite) poses for the next repair, in a buffer reused from step to step."""
+        good = self._good
+        if good is None or good[1].shape != pose.shape or good[0] != self.bodies:
+            self._good = (list(self.bodies), pose.copy())
+        else:
+            np.copyto(good[1], pose)
 
     def sync(self):
         """Bring :attr:`table` up to date with :attr:`bodies` (added, removed or changed bodies, or
@@ -365,7 +411,6 @@ class World:
         if not len(ground) or not len(bounded):
             return np.zeros((0, 2), np.int64)
         moving = t.motion[bounded] != STATIC
-        centre, half = (boxes[:, 0] + boxes[:, 1]) / 2, (boxes[:, 1] - boxes[:, 0]) / 2
         out = []
         for g in ground:
             body = self.bodies[g]
@@ -375,8 +420,8 @@ class World:
                     continue
                 n = pose[:3, :3] @ shape.normal
                 offset = shape.offset + float(n @ pose[:3, 3])
-                low = centre @ n - half @ np.abs(n)
-                near = bounded[moving & (low <= offset + self.manager.margin)]
+                near = np.empty(len(bounded), np.int64)
+                near = near[:_reaching(boxes, bounded, moving, n, offset + self.manager.margin, near)]
                 out.append(np.stack([np.minimum(g, near), np.maximum(g, near)], axis=1))
         if not out:
             return np.zeros((0, 2), np.int64)
