@@ -68,6 +68,16 @@ def _reaching(boxes, rows, moving, n, level, out):
 
 
 @njit(cache=True)
+def _sweep_kernel(motion, sleeping, velocity, spin, radius, dt, out):
+    """``out[i] = (|v| + |w| r) dt`` for the awake dynamic bodies (the others keep 0)."""
+    for i in range(motion.shape[0]):
+        if motion[i] == DYNAMIC and not sleeping[i]:
+            v = math.sqrt(velocity[i, 0] ** 2 + velocity[i, 1] ** 2 + velocity[i, 2] ** 2)
+            w = math.sqrt(spin[i, 0] ** 2 + spin[i, 1] ** 2 + spin[i, 2] ** 2)
+            out[i] = (v + w * radius[i]) * dt
+
+
+@njit(cache=True)
 def _root_aabbs(pose, center, axes, half, rows, pad, out):
     """``out[k]``: the world AABB (lo, hi) of body ``rows[k]``'s root OBB, grown by ``pad[rows[k]]``:
     centre ``R c + t``, half extents ``|R A^T| h`` (RTCD 4.2.6)."""
@@ -391,14 +401,8 @@ class World:
 
     def _sweep(self, t):
         out = np.zeros(len(t))
-        if not self.ccd:
-            return out
-        dyn = (t.motion == DYNAMIC) & ~t.state.sleeping
-        if dyn.any():
-            st = t.state
-            v = np.sqrt(np.einsum("ij,ij->i", st.velocity[dyn], st.velocity[dyn]))
-            w = np.sqrt(np.einsum("ij,ij->i", st.spin[dyn], st.spin[dyn]))
-            out[dyn] = (v + w * t.radius[dyn]) * self.dt
+        if self.ccd:
+            _sweep_kernel(t.motion, t.state.sleeping, t.state.velocity, t.state.spin, t.radius, self.dt, out)
         return out
 
     def _ground_pairs(self):
