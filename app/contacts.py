@@ -540,11 +540,38 @@ class ContactManager:
             still = old if kept.all() else old.take(kept)  # all asleep: the rows stay where they are
             still.frozen[:] = True
             parts.append(still)
-        margins = np.full(len(pairs), self.margin)
-        if sweep is not None and len(pairs):
-            margins += sweep[ra] + sweep[rb]
-        pp = self._piece_pairs(bodies, table, ra[active], rb[active], margins[active])
-        self.stats = {"piece_pairs": len(pp.ra), "manifolds": 0, "points": 0}
+        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
+        old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
+        if active.any():
+            margins = self.margin + (sweep[ra[active]] + sweep[rb[active]] if sweep is not None else 0.0)
+            parts += self._narrow(bodies, table, old, old_caches, ra[active], rb[active],
+                                  np.ascontiguousarray(margins, float))
+        new = ContactStore.concatenate(parts)
+        if new is not old:
+            new = _sort(new)
+        if len(new) and new is not old:  # (old itself comes back only with every row frozen)
+            src = np.full(len(new), -1, np.int64)
+            live = np.flatnonzero(~new.frozen)  # (frozen rows are carried as they are)
+            src[live] = _lookup_keys(old, new.keys[live])
+            o = old if len(old) else ContactStore(1)
+            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids,
+                   o.points_a, o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
+        self.store = new
+        self._views = None
+        self.stats.update(manifolds=len(new), points=int(new.count.sum()))
+        if new is old and not self._gone:  # nothing moved: every touching pair persists
+            pts = self._touch[1]
+            self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
+            self._event_list = None
+        else:
+            self._find_events(n)
+
+    def _narrow(self, bodies, table, old, old_caches, ra, rb, margins):
+        """Mid and narrow phase of the active body pairs ``ra, rb`` (contact margins ``margins``):
+        a list of stores, one per batch kind (and one for the pairs done one by one)."""
+        parts = []
+        pp = self._piece_pairs(bodies, table, ra, rb, np.broadcast_to(margins, ra.shape))
+        self.stats["piece_pairs"] = len(pp.ra)
         keys = np.stack([pp.ra, pp.rb, pp.p, pp.q, np.zeros_like(pp.ra)], axis=1)
         hh = (pp.ka == _HULL) & (pp.kb == _HULL)
         if hh.any():
@@ -561,24 +588,9 @@ class ContactManager:
                 parts.append(self._sphere_batch(keys[sel], pp, sel, table, flip))
         batched = hh | ball_a | ball_b | ((pp.ka == _HALF) & core_b) | (core_a & (pp.kb == _HALF))
         rest = np.flatnonzero(~batched)
-        caches = {}
         if len(rest):
-            parts.append(self._one_by_one(bodies, table, pp, rest, caches))
-        self._caches = caches
-        new = ContactStore.concatenate(parts)
-        if new is not old:
-            new = _sort(new)
-        if len(new) and new is not old:  # (old itself comes back only with every row frozen)
-            src = np.full(len(new), -1, np.int64)
-            live = np.flatnonzero(~new.frozen)  # (frozen rows are carried as they are)
-            src[live] = _lookup_keys(old, new.keys[live])
-            o = old if len(old) else ContactStore(1)
-            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids,
-                   o.points_a, o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
-        self.store = new
-        self._views = None
-        self.stats.update(manifolds=len(new), points=int(new.count.sum()))
-        self._find_events(n)
+            parts.append(self._one_by_one(bodies, table, pp, rest, old_caches, self._caches))
+        return parts
 
     def _follow(self, bodies):
         """Carry the store over to a changed body list: rows renumbered, rows of removed bodies
@@ -750,11 +762,11 @@ class ContactManager:
         st = ContactStore.from_batch(batch, None, keys)
         return _flipped(st) if flip else st
 
-    def _one_by_one(self, bodies, table, pp, index, caches):
-        """The pairs outside the batches, one narrow-phase call each."""
+    def _one_by_one(self, bodies, table, pp, index, old_caches, caches):
+        """The pairs outside the batches, one narrow-phase call each (pair caches read from
+        ``old_caches``, kept in ``caches``)."""
         pose = table.state.pose
         rows = []
-        old_caches = self._caches
         for k in index:
             i, j, p, q, margin = int(pp.ra[k]), int(pp.rb[k]), int(pp.p[k]), int(pp.q[k]), float(pp.margin[k])
             sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]

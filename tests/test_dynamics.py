@@ -263,6 +263,9 @@ def test_a_settled_stack_sleeps_frozen_and_a_ball_wakes_it():
         w.step()
     assert np.array_equal(np.array([b.pose for b in boxes]), frozen)  # not a bit of drift
     assert w.stats["piece_pairs"] == 0 or w.dynamics.stats["dynamic"] == 0
+    # asleep, the four touching pairs still persist every step (no begin, no end)
+    assert sorted((e.kind, e.a.name, e.b.name) for e in w.events) == [
+        ("persist", "b0", "b1"), ("persist", "b1", "b2"), ("persist", "b2", "b3"), ("persist", "ground", "b0")]
     ball = ball_body("ball", 0.1, (-1.0, 1.4, 0.0), velocity=(6.0, 0, 0), density=50000.0)  # 210 kg, at the top
     w.bodies.append(ball)
     for _ in range(60):
