@@ -177,6 +177,11 @@ class ContactStore:
     def __len__(self):
         return len(self.data)
 
+    @property
+    def words(self):
+        """:attr:`data` as (m, w) int64 words (a view; the first five words of a row are its key)."""
+        return self.data.view(np.int64).reshape(len(self.data), self.DTYPE.itemsize // 8)
+
     def take(self, index):
         """A store of the rows ``index`` (an index array or a mask), copied."""
         index = np.asarray(index)
@@ -277,6 +282,33 @@ def _in_sorted(values, sorted_set, out):
         while j < sorted_set.shape[0] and sorted_set[j] < values[i]:
             j += 1
         out[i] = j < sorted_set.shape[0] and sorted_set[j] == values[i]
+
+
+@njit(cache=True)
+def _merge_rows(old, kept, fresh, out, from_old):
+    """``out``: the rows of ``old`` where ``kept`` and all rows of ``fresh``, in key order (both
+    sorted; rows as int64 words, the key the first five), ``from_old`` marking the kept ones; one
+    pass, each row copied once."""
+    i = j = k = 0
+    while True:
+        while i < old.shape[0] and not kept[i]:
+            i += 1
+        if i >= old.shape[0] and j >= fresh.shape[0]:
+            return
+        from_old_k = j >= fresh.shape[0]
+        if i < old.shape[0] and not from_old_k:
+            for c in range(5):
+                if old[i, c] != fresh[j, c]:
+                    from_old_k = old[i, c] < fresh[j, c]
+                    break
+        from_old[k] = from_old_k
+        if from_old_k:
+            out[k, :] = old[i, :]
+            i += 1
+        else:
+            out[k, :] = fresh[j, :]
+            j += 1
+        k += 1
 
 
 @njit
@@ -533,23 +565,27 @@ class ContactManager:
         frozen = keep & resting[ra] & resting[rb]
         active = keep & ~frozen
         old = self.store
-        parts = []
-        if frozen.any() and len(old):  # both asleep (or static): the contacts stay as they were
+        # pairs whose bodies both rest (asleep or static) keep their rows as they were
+        kept = np.zeros(len(old), np.bool_)
+        if frozen.any() and len(old):
             code = old.keys[:, 0] * n + old.keys[:, 1]
             kept = _member(code, np.sort(ra[frozen] * n + rb[frozen]))
-            still = old if kept.all() else old.take(kept)  # all asleep: the rows stay where they are
-            still.frozen[:] = True
-            parts.append(still)
         self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
+        fresh = ContactStore()
         if active.any():
             margins = self.margin + (sweep[ra[active]] + sweep[rb[active]] if sweep is not None else 0.0)
-            parts += self._narrow(bodies, table, old, old_caches, ra[active], rb[active],
-                                  np.ascontiguousarray(margins, float))
-        new = ContactStore.concatenate(parts)
-        if new is not old:
-            new = _sort(new)
-        if len(new) and new is not old:  # (old itself comes back only with every row frozen)
+            fresh = _sort(ContactStore.concatenate(self._narrow(bodies, table, old, old_caches, ra[active], rb[active],
+                                                                np.ascontiguousarray(margins, float))))
+        if kept.all() and not len(fresh):  # all asleep: the store stays where it is
+            new = old
+            new.frozen[:] = True
+        else:  # the kept rows and the fresh ones merged in key order, each row copied once
+            new = ContactStore(data=np.empty(int(kept.sum()) + len(fresh), ContactStore.DTYPE))
+            from_old = np.empty(len(new), np.bool_)
+            _merge_rows(old.words, kept, fresh.words, new.words, from_old)
+            new.frozen[:] = from_old
+        if len(new) and new is not old:
             src = np.full(len(new), -1, np.int64)
             live = np.flatnonzero(~new.frozen)  # (frozen rows are carried as they are)
             src[live] = _lookup_keys(old, new.keys[live])
