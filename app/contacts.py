@@ -436,6 +436,18 @@ def _lookup_keys(store, queries):
     return out
 
 
+def _content_key(shape, kind):
+    """A key equal for shapes of equal geometry (hulls: every array of the polyhedron; spheres and
+    capsules: type, core points, radius), or None (half-spaces, meshes: kept per object)."""
+    if kind == _HULL:
+        p = shape.poly
+        return ("hull", p.vertices.tobytes(), p.triangles.tobytes(), p.normals.tobytes(), p.offsets.tobytes(),
+                p.edges.tobytes(), tuple(np.asarray(f).tobytes() for f in p.polygons))
+    if kind in _CORE_KINDS:
+        return (type(shape).__name__, np.asarray(shape.core).tobytes(), float(shape.radius))
+    return None
+
+
 def _shape_kind(shape):
     if isinstance(shape, Hull):
         return _HULL
@@ -471,7 +483,8 @@ class ContactManager:
         self.match_tol = float(match_tol) if match_tol is not None else 5.0 * self.margin
         self._hulls = HullTable()  # every hull seen, packed for the batched kernel
         self._cores = CoreTable()  # every sphere, capsule and hull core, for the half-space kernel
-        self._shape_ids = {}  # id(shape) -> (shape, kind, hull id, core id)
+        self._shape_ids = {}  # id(shape) -> (shape, kind, hull id, core id, local box or None)
+        self._by_content = {}  # geometry key -> (hull id, core id, local box): equal shapes share them
         self._row_info = (None, None)
         self.clear()
 
@@ -680,13 +693,21 @@ class ContactManager:
     # -- mid phase ------------------------------------------------------------------------
 
     def _shape(self, shape):
-        """``(kind, hull id, core id)`` of a shape, packing it into the tables the first time."""
+        """``(kind, hull id, core id, local box)`` of a shape, packing it into the tables the first
+        time. Shapes of equal geometry (a thousand boxes of one size, each its own object) share
+        their table rows and box: the hull data and the covariance fit are made once."""
         got = self._shape_ids.get(id(shape))
         if got is None or got[0] is not shape:
             kind = _shape_kind(shape)
-            hull = self._hulls.add(shape.poly) if kind == _HULL else -1
-            core = self._cores.add(shape) if kind in _CORE_KINDS else -1
-            got = (shape, kind, hull, core)
+            content = _content_key(shape, kind)
+            twin = self._by_content.get(content)
+            if twin is None:
+                hull = self._hulls.add(shape.poly) if kind == _HULL else -1
+                core = self._cores.add(shape) if kind in _CORE_KINDS else -1
+                twin = (hull, core, local_box(shape) if kind in _CORE_KINDS else None)
+                if content is not None:
+                    self._by_content[content] = twin
+            got = (shape, kind) + twin
             self._shape_ids[id(shape)] = got
         return got[1:]
 
@@ -710,7 +731,7 @@ class ContactManager:
         axes = np.zeros((m, 3, 3))
         axes[:] = np.eye(3)
         for k, shape in enumerate(shapes):
-            kind[k], hull[k], core[k] = self._shape(shape)
+            kind[k], hull[k], core[k], box = self._shape(shape)
             if kind[k] == _HALF:
                 plane[k, :3], plane[k, 3] = shape.normal, shape.offset
                 half[k] = np.inf
@@ -718,7 +739,7 @@ class ContactManager:
                 tree = shape.tree
                 center[k], axes[k], half[k] = tree.centers[0], tree.axes[0], tree.half_extents[0]
             elif kind[k] in _CORE_KINDS:
-                center[k], axes[k], half[k] = local_box(shape)
+                center[k], axes[k], half[k] = box
             else:
                 half[k] = np.inf
         info = SimpleNamespace(start=start, kind=kind, hull=hull, core=core, plane=plane, center=center, axes=axes,

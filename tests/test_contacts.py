@@ -265,3 +265,20 @@ def test_every_batch_gives_what_collide_shapes_gives(seed):
                         np.testing.assert_allclose(m.points_b, ref.points_b, atol=1e-9)
                     assert m.kind == ref.kind, key
     assert len(kinds) >= 6, kinds  # hull-hull, ground-hull, ball-hull, ... both ways round
+
+
+def test_equal_shapes_share_their_packed_rows():
+    """Boxes of one size (each its own Hull object) are packed once: one hull row, one core row;
+    a box of another size and a ball get rows of their own, and the contacts are unchanged."""
+    boxes = [box_body(f"b{k}", (0.25, 0.25, 0.25), (1.0 * k, 0.24, 0.0), motion="dynamic") for k in range(6)]
+    other = box_body("big", (0.4, 0.25, 0.25), (7.0, 0.24, 0.0), motion="dynamic")
+    ball = ball_body("ball", 0.2, (9.0, 0.19, 0.0))
+    w = World([ground_body(size=20.0)] + boxes + [other, ball], dt=1 / 60, exact=False)
+    w.step()
+    m = w.manager
+    assert len({m._shape(b.shapes[0])[1] for b in boxes}) == 1
+    assert m._shape(other.shapes[0])[1] != m._shape(boxes[0].shapes[0])[1]
+    assert len(m._hulls) == 2 and len(m._cores) == 3  # two box sizes; their cores and the ball's
+    assert len(w.manifolds) == 8  # every body on the ground
+    for pm in w.manifolds:  # a face of four corners under each box, one point under the ball
+        assert len(pm.manifold.depths) == (1 if pm.b is ball else 4)
