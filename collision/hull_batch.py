@@ -9,9 +9,11 @@ of the face loops, one level up; Box2D's and Jolt's narrow phases likewise walk
 shape data stored in flat pools). :func:`collide_hull_pairs` then runs, for
 ``k`` pairs, one compiled loop that slices each hull's arrays out of the table
 (contiguous views, no copy; the indices stored inside a hull stay local to it)
-and calls :func:`collision.manifold.collide_hull_hull_into` on them. Each
-pair therefore gets exactly what ``collide_hull_hull`` would give it, bit for
-bit: same kernel, same inputs.
+and calls :func:`collision.manifold.collide_hull_hull_into` on them, with
+scratch arrays allocated once per thread, not per pair; the pairs are split
+into one run per numba thread. Each pair therefore gets exactly what
+``collide_hull_hull`` would give it, bit for bit, on any number of threads:
+same kernel, same inputs.
 
 Frame and signs are those of :mod:`collision.manifold`: normal from A towards
 B in world coordinates, ``depths > 0`` penetration, ``points_a - points_b ==
