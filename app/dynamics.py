@@ -370,9 +370,11 @@ class Dynamics:
         # the rows of the awake bodies, island by island (the solver spreads islands over threads)
         ia_m, ib_m = where[store.keys[:, 0]], where[store.keys[:, 1]]
         active = np.flatnonzero((ia_m >= 0) | (ib_m >= 0))
-        order, _ = island_order(ia_m[active], ib_m[active], len(x))
+        order, starts = island_order(ia_m[active], ib_m[active], len(x))
         visit = active[order]
-        cap = int(store.count[visit].sum())
+        first = np.zeros(len(visit) + 1, np.int64)  # each visited row's first point
+        np.cumsum(store.count[visit], out=first[1:])
+        cap = int(first[-1])
         ia, ib, mrow, slot = (np.empty(cap, np.int64) for _ in range(4))
         normal, ra, rb = (np.empty((cap, 3)) for _ in range(3))
         depth, fric, rest = (np.empty(cap) for _ in range(3))
@@ -385,5 +387,6 @@ class Dynamics:
                            ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot)
         if not k:
             return None, None, None
-        rows = ContactRows(ia[:k], ib[:k], normal[:k], ra[:k], rb[:k], depth[:k], fric[:k], rest[:k], impulse[:k])
+        rows = ContactRows(ia[:k], ib[:k], normal[:k], ra[:k], rb[:k], depth[:k], fric[:k], rest[:k], impulse[:k],
+                           islands=first[starts])  # (k == cap: every visited row touches an awake body)
         return rows, kin[:k], (mrow[:k], slot[:k])

@@ -78,10 +78,15 @@ class ContactRows:
     impulse : (k, 3) float64
         Accumulated (normal, tangent 1, tangent 2) impulses: warm start in,
         result out.
+    islands : (m + 1,) int64 or None
+        Where each island's points start, when the points already come island
+        by island (as :func:`island_order` would give them); None: found by
+        :func:`solve_contacts`.
     """
 
-    def __init__(self, ia, ib, normal, ra, rb, depth, friction, restitution, impulse):
+    def __init__(self, ia, ib, normal, ra, rb, depth, friction, restitution, impulse, islands=None):
         self.ia, self.ib = ia, ib
+        self.islands = islands
         self.normal, self.ra, self.rb, self.depth = normal, ra, rb, depth
         self.t1, self.t2 = tangents(normal)
         self.friction, self.restitution = friction, restitution
@@ -450,8 +455,11 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
     k = len(rows.ia)
     if not k:
         return pv, pw
-    order, starts = island_order(rows.ia, rows.ib, len(vel))
-    if np.any(order != np.arange(k)):  # (the world's rows come island by island already)
+    if rows.islands is not None:  # (the world's rows come island by island already)
+        order, starts = None, rows.islands
+    else:
+        order, starts = island_order(rows.ia, rows.ib, len(vel))
+    if order is not None and np.any(order != np.arange(k)):
         part = ContactRows(rows.ia[order], rows.ib[order], rows.normal[order], rows.ra[order], rows.rb[order],
                            rows.depth[order], rows.friction[order], rows.restitution[order], rows.impulse[order])
         pv, pw = solve_contacts(vel, w, inv_m, inv_i, part, np.asarray(kin)[order], dt, iterations, beta, slop,

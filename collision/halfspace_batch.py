@@ -194,10 +194,8 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins, 
     margins : (k,) float64
         Speculative distances >= 0.
     check : bool
-        Validate the arguments (default). ``False`` is for a caller that built
-        them itself (the world's contact manager, every step): ids in range,
-        C-contiguous arrays of the dtypes and shapes above; only the poses are
-        still checked, inside the kernel.
+        As in :func:`collision.hull_batch.collide_hull_pairs` (``False``: no
+        argument checks, the poses still checked in the kernel).
 
     Returns
     -------

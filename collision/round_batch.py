@@ -112,12 +112,9 @@ def collide_sphere_pairs(table, sphere_ids, poses_a, shape_ids, poses_b, hull, m
         :func:`collision.narrow_phase.collide_sphere_hull` names it).
     margins : float or (k,) float
         Speculative distances >= 0.
-
     check : bool
-        Validate the arguments (default). ``False`` is for a caller that built
-        them itself (the world's contact manager, every step): ids in range,
-        C-contiguous arrays of the dtypes and shapes above; only the poses are
-        still checked, inside the kernel.
+        As in :func:`collision.hull_batch.collide_hull_pairs` (``False``: no
+        argument checks, the poses still checked in the kernel).
 
     Returns
     -------
