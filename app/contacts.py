@@ -201,13 +201,16 @@ class ContactStore:
         return cls(data=words.view(cls.DTYPE))
 
     @classmethod
-    def from_batch(cls, batch, rows, keys):
-        """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points; ``keys`` (k, 5)."""
-        hit = batch.count > 0
-        st = cls(int(np.count_nonzero(hit)), keys=keys[hit], count=batch.count[hit], normal=batch.normal[hit],
-                 kind=batch.kind[hit], tests=batch.tests[hit], sat_depth=batch.sat_depth[hit],
-                 points_a=batch.points_a[hit], points_b=batch.points_b[hit], depths=batch.depths[hit],
-                 ids=batch.ids[hit], sat=rows[hit] if rows is not None else -1)
+    def from_batch(cls, batch, rows, keys, flip=False):
+        """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points, as rows in one
+        compiled pass; ``keys`` (k, 5), ``rows`` (k, 3) the SAT caches (None: -1). ``flip``: the
+        batch saw B first (normals reversed, points swapped, face kinds swapped)."""
+        st = cls(int(np.count_nonzero(batch.count)))
+        if len(st):
+            sat = np.full((0, 3), -1, np.int64) if rows is None else rows
+            _pack_rows(keys, batch.count, batch.normal, batch.kind, batch.tests, batch.sat_depth, sat,
+                       batch.points_a, batch.points_b, batch.depths, batch.ids, bool(flip), st.words,
+                       st.data.view(np.float64).reshape(len(st), -1), _OFFSETS)
         return st
 
 
@@ -224,6 +227,45 @@ def _field(name):
 for _name in ContactStore._FIELDS:
     setattr(ContactStore, _name, _field(_name))
 del _name
+# each field's first word in a row (every field starts on a word: the dtype is aligned)
+_OFFSETS = np.array([ContactStore.DTYPE.fields[name][1] // 8 for name in ContactStore._FIELDS], np.int64)
+_FACE_A, _FACE_B = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
+
+
+@njit(cache=True)
+def _pack_rows(keys, count, normal, kind, tests, sat_depth, sat, points_a, points_b, depths, ids, flip,
+               words, reals, off):
+    """Write the batch rows with points into the zeroed rows ``words`` / ``reals`` (the same records
+    as int64 and float64 words; ``off``: each field's first word, in ``ContactStore._FIELDS`` order).
+    ``sat`` (k, 3) or (0, 3) for none (-1)."""
+    m = 0
+    sign = -1.0 if flip else 1.0
+    for i in range(count.shape[0]):
+        if count[i] == 0:
+            continue
+        for c in range(5):
+            words[m, off[0] + c] = keys[i, c]
+        words[m, off[1]] = count[i]
+        for c in range(3):
+            reals[m, off[2] + c] = sign * normal[i, c]
+        kd = kind[i]
+        if flip and kd == _FACE_A:
+            kd = _FACE_B
+        elif flip and kd == _FACE_B:
+            kd = _FACE_A
+        words[m, off[3]] = kd
+        words[m, off[4]] = tests[i]
+        reals[m, off[5]] = sat_depth[i]
+        for c in range(3):
+            words[m, off[6] + c] = sat[i, c] if sat.shape[0] else -1
+        pa, pb = (points_b, points_a) if flip else (points_a, points_b)
+        for q in range(4):
+            for c in range(3):
+                reals[m, off[7] + 3 * q + c] = pa[i, q, c]
+                reals[m, off[8] + 3 * q + c] = pb[i, q, c]
+            reals[m, off[9] + q] = depths[i, q]
+            words[m, off[10] + q] = ids[i, q]
+        m += 1
 
 
 @njit
@@ -393,18 +435,6 @@ def _carry(src, count, ids, pa, pb, depth, frozen, o_count, o_ids, o_pa, o_pb, o
                 age[m, i] = o_age[o, j] + 1
                 for k in range(3):
                     imp[m, i, k] = o_imp[o, j, k]
-
-
-def _flipped(st):
-    """The rows of ``st`` seen from the other shape: normals reversed, points swapped, face kinds
-    swapped (the keys are left as they are: A is the row's first body)."""
-    st.normal *= -1.0
-    pa = st.points_a.copy()
-    st.points_a = st.points_b
-    st.points_b = pa
-    fa, fb = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
-    st.kind = np.where(st.kind == fa, fb, np.where(st.kind == fb, fa, st.kind))
-    return st
 
 
 def _member(values, sorted_set):
@@ -804,8 +834,7 @@ class ContactManager:
         normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
         offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
         batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel], check=False)
-        st = ContactStore.from_batch(batch, None, keys)
-        return _flipped(st) if flip else st
+        return ContactStore.from_batch(batch, None, keys, flip)
 
     def _sphere_batch(self, keys, pp, sel, table, flip):
         """Spheres against spheres, capsules and hulls in one compiled call (the sphere is A, or B
@@ -816,8 +845,7 @@ class ContactManager:
         okind = (pp.ka if flip else pp.kb)[sel]
         batch = collide_sphere_pairs(self._cores, sid[sel], pose[srow], oid[sel], pose[orow], okind == _HULL,
                                      pp.margin[sel], check=False)
-        st = ContactStore.from_batch(batch, None, keys)
-        return _flipped(st) if flip else st
+        return ContactStore.from_batch(batch, None, keys, flip)
 
     def _one_by_one(self, bodies, table, pp, index, old_caches, caches):
         """The pairs outside the batches, one narrow-phase call each (pair caches read from

@@ -131,13 +131,14 @@ def _side(i, r, u, inv_m, inv_i, kin_v):
     return zero, zero, 0.0, kin_v[0] * u[0] + kin_v[1] * u[1] + kin_v[2] * u[2]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _constraints(ia, ib, ra, rb, normal, t1, t2, inv_m, inv_i, kin, p):
     """Fill the constraint table ``p`` (k, _WIDTH): per point and direction ``d`` the angular
     Jacobians ``r x d``, their images under the inverse inertia, the effective mass
     ``1 / (J M^-1 J^T)`` and the kinematic part of the relative velocity along ``d`` (Bullet's
-    solver constraints: computed once per step, not in every iteration)."""
-    for c in range(ia.shape[0]):
+    solver constraints: computed once per step, not in every iteration). Each row depends on its
+    point alone, so the rows are spread over the threads (``prange``)."""
+    for c in prange(ia.shape[0]):
         for d in range(3):
             u = v.row(normal, c) if d == 0 else (v.row(t1, c) if d == 1 else v.row(t2, c))
             _put(p, c, _U + 3 * d, u)

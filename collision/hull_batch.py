@@ -239,15 +239,29 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
     bad_st = np.zeros(runs, np.int64)
     for r in prange(runs):
         work = hull_work(nv, nf, ne)
-        for i in range(r * k // runs, (r + 1) * k // runs):
-            a, b = ia[i], ib[i]
-            sa, ea = starts[a], starts[a + 1]
-            sb, eb = starts[b], starts[b + 1]
+        # the hulls' slices of the table, cut again only when the hull changes from one pair to
+        # the next (equal shapes share a hull: a pile of equal boxes cuts them once per run)
+        i0 = r * k // runs
+        a, b = ia[i0], ib[i0]
+        sa, ea = starts[a], starts[a + 1]
+        sb, eb = starts[b], starts[b + 1]
+        va, na, da, fsa, fva = V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]]
+        eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
+        vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
+        evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
+        for i in range(i0, (r + 1) * k // runs):
+            if ia[i] != a:
+                a = ia[i]
+                sa, ea = starts[a], starts[a + 1]
+                va, na, da, fsa, fva = V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]]
+                eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
+            if ib[i] != b:
+                b = ib[i]
+                sb, eb = starts[b], starts[b + 1]
+                vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
+                evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
             st, kd, cnt, ts, sd = collide_hull_hull_into(
-                V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]],
-                EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]],
-                V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]],
-                EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]],
+                va, na, da, fsa, fva, eva, efa, vfsa, vfa, vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
                 poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
                 work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
             if st != 0:
