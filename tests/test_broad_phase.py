@@ -374,6 +374,33 @@ def test_tree_fat_boxes_spare_reinsertion_and_tree_stays_shallow():
     assert tree.stats["height"] <= 2 * np.log2(n) + 2
 
 
+def test_tree_rebuilds_when_most_leaves_leave_their_boxes_at_once():
+    """A layered pile falling in step leaves all its fat boxes in the same update: the tree is
+    built anew then (not re-inserted leaf by leaf), and stays exact and valid, before and after
+    the updates in which only a few leaves move (re-inserted one by one)."""
+    rng = np.random.default_rng(11)
+    n = 600
+    c = np.stack(np.meshgrid(np.arange(10.0), np.arange(6.0), np.arange(10.0), indexing="ij"), -1).reshape(-1, 3)
+    c *= 1.2
+    h = np.full((n, 3), 0.5)
+    tree, brute = DynamicAABBTree(), BruteForce()
+    tree.update(c - h, c + h)
+    rebuilt = []
+    for step in range(60):
+        if step < 40:
+            c[:, 1] -= 0.05 * (1 + step // 10)  # everyone at once
+        else:
+            k = rng.integers(0, n, 20)  # a few
+            c[k] += rng.normal(0, 0.3, (20, 3))
+        assert np.array_equal(tree.update(c - h, c + h), brute.update(c - h, c + h))
+        tree.validate()
+        rebuilt.append((tree.stats["rebuilt"], tree.stats["reinserted"]))
+    assert any(r and m == n for r, m in rebuilt[:40])  # the whole pile left its boxes: rebuilt
+    assert all(not r for r, m in rebuilt[40:]) and any(m > 0 for r, m in rebuilt[40:])  # one by one
+    assert all(r == (m > n // 8) for r, m in rebuilt)
+    assert tree.stats["height"] <= 2 * np.log2(n) + 2
+
+
 def test_tree_fat_boxes_reach_ahead_of_steady_motion():
     """Boxes falling at 5 cm a step (a 0.5 m box's margin is 6 cm): with the drift prediction a
     leaf is re-inserted every few steps, without it nearly every step; pairs equal brute force."""
