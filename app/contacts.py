@@ -600,6 +600,7 @@ class ContactManager:
         if table is None:
             table = _snapshot(bodies)
         self._follow(bodies)
+        self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         ra, rb = pairs[:, 0], pairs[:, 1]
         motion, sleeping, count = table.motion, table.state.sleeping, table.shape_count
