@@ -282,3 +282,42 @@ def test_equal_shapes_share_their_packed_rows():
     assert len(w.manifolds) == 8  # every body on the ground
     for pm in w.manifolds:  # a face of four corners under each box, one point under the ball
         assert len(pm.manifold.depths) == (1 if pm.b is ball else 4)
+
+
+@pytest.mark.parametrize("flip", [False, True])
+@pytest.mark.parametrize("with_caches", [False, True])
+def test_store_rows_from_a_batch_field_by_field(flip, with_caches):
+    """The compiled packing of a narrow-phase batch into store rows against plain numpy field
+    assignment: only pairs with points, every field, and seen from B (``flip``) the normal reversed,
+    the points swapped and the face kinds swapped."""
+    from app.contacts import ContactStore
+    from collision.hull_batch import ManifoldBatch
+    from collision.manifold import KIND_NAMES
+
+    rng = np.random.default_rng(3)
+    k = 40
+    b = ManifoldBatch(count=rng.integers(0, 5, k), normal=rng.normal(size=(k, 3)),
+                      points_a=rng.normal(size=(k, 4, 3)), points_b=rng.normal(size=(k, 4, 3)),
+                      depths=rng.normal(size=(k, 4)), ids=rng.integers(0, 2 ** 60, (k, 4)),
+                      kind=rng.integers(0, len(KIND_NAMES), k), tests=rng.integers(0, 99, k),
+                      sat_depth=rng.normal(size=k))
+    keys = rng.integers(0, 1000, (k, 5))
+    caches = rng.integers(-1, 50, (k, 3)) if with_caches else None
+    st = ContactStore.from_batch(b, caches, keys, flip)
+    hit = b.count > 0
+    assert len(st) == hit.sum() > 0
+    fa, fb = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
+    kind = b.kind[hit]
+    if flip:
+        kind = np.where(kind == fa, fb, np.where(kind == fb, fa, kind))
+    pa, pb = (b.points_b, b.points_a) if flip else (b.points_a, b.points_b)
+    assert np.array_equal(st.keys, keys[hit])
+    assert np.array_equal(st.count, b.count[hit])
+    assert np.array_equal(st.normal, (-1.0 if flip else 1.0) * b.normal[hit])
+    assert np.array_equal(st.kind, kind)
+    assert np.array_equal(st.tests, b.tests[hit])
+    assert np.array_equal(st.sat_depth, b.sat_depth[hit])
+    assert np.array_equal(st.sat, caches[hit] if with_caches else np.full((hit.sum(), 3), -1))
+    assert np.array_equal(st.points_a, pa[hit]) and np.array_equal(st.points_b, pb[hit])
+    assert np.array_equal(st.depths, b.depths[hit]) and np.array_equal(st.ids, b.ids[hit])
+    assert not st.age.any() and not st.impulse.any() and not st.frozen.any()
