@@ -210,7 +210,7 @@ class ContactStore:
             sat = np.full((0, 3), -1, np.int64) if rows is None else rows
             _pack_rows(keys, batch.count, batch.normal, batch.kind, batch.tests, batch.sat_depth, sat,
                        batch.points_a, batch.points_b, batch.depths, batch.ids, bool(flip), st.words,
-                       st.data.view(np.float64).reshape(len(st), -1), _OFFSETS)
+                       st.data.view(np.float64).reshape(len(st), -1))
         return st
 
 
@@ -228,43 +228,45 @@ for _name in ContactStore._FIELDS:
     setattr(ContactStore, _name, _field(_name))
 del _name
 # each field's first word in a row (every field starts on a word: the dtype is aligned)
-_OFFSETS = np.array([ContactStore.DTYPE.fields[name][1] // 8 for name in ContactStore._FIELDS], np.int64)
+(_W_KEYS, _W_COUNT, _W_NORMAL, _W_KIND, _W_TESTS, _W_SAT_DEPTH, _W_SAT, _W_POINTS_A, _W_POINTS_B, _W_DEPTHS,
+ _W_IDS) = (ContactStore.DTYPE.fields[name][1] // 8 for name in
+            ("keys", "count", "normal", "kind", "tests", "sat_depth", "sat", "points_a", "points_b", "depths", "ids"))
 _FACE_A, _FACE_B = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
 
 
 @njit(cache=True)
 def _pack_rows(keys, count, normal, kind, tests, sat_depth, sat, points_a, points_b, depths, ids, flip,
-               words, reals, off):
+               words, reals):
     """Write the batch rows with points into the zeroed rows ``words`` / ``reals`` (the same records
-    as int64 and float64 words; ``off``: each field's first word, in ``ContactStore._FIELDS`` order).
-    ``sat`` (k, 3) or (0, 3) for none (-1)."""
+    as int64 and float64 words; each field from its first word, ``_W_*``). ``sat`` (k, 3), or
+    (0, 3) for none (-1)."""
     m = 0
     sign = -1.0 if flip else 1.0
     for i in range(count.shape[0]):
         if count[i] == 0:
             continue
         for c in range(5):
-            words[m, off[0] + c] = keys[i, c]
-        words[m, off[1]] = count[i]
+            words[m, _W_KEYS + c] = keys[i, c]
+        words[m, _W_COUNT] = count[i]
         for c in range(3):
-            reals[m, off[2] + c] = sign * normal[i, c]
+            reals[m, _W_NORMAL + c] = sign * normal[i, c]
         kd = kind[i]
         if flip and kd == _FACE_A:
             kd = _FACE_B
         elif flip and kd == _FACE_B:
             kd = _FACE_A
-        words[m, off[3]] = kd
-        words[m, off[4]] = tests[i]
-        reals[m, off[5]] = sat_depth[i]
+        words[m, _W_KIND] = kd
+        words[m, _W_TESTS] = tests[i]
+        reals[m, _W_SAT_DEPTH] = sat_depth[i]
         for c in range(3):
-            words[m, off[6] + c] = sat[i, c] if sat.shape[0] else -1
+            words[m, _W_SAT + c] = sat[i, c] if sat.shape[0] else -1
         pa, pb = (points_b, points_a) if flip else (points_a, points_b)
         for q in range(4):
             for c in range(3):
-                reals[m, off[7] + 3 * q + c] = pa[i, q, c]
-                reals[m, off[8] + 3 * q + c] = pb[i, q, c]
-            reals[m, off[9] + q] = depths[i, q]
-            words[m, off[10] + q] = ids[i, q]
+                reals[m, _W_POINTS_A + 3 * q + c] = pa[i, q, c]
+                reals[m, _W_POINTS_B + 3 * q + c] = pb[i, q, c]
+            reals[m, _W_DEPTHS + q] = depths[i, q]
+            words[m, _W_IDS + q] = ids[i, q]
         m += 1
 
 
