@@ -217,18 +217,18 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
         forward = it % 2 == 0
         for gj in range(ng):
             g = gj if forward else ng - 1 - gj
-            s0, s1 = groups[g], groups[g + 1]
+            g0, g1 = groups[g], groups[g + 1]
             busy = False
-            for c in range(s0, s1):
+            for c in range(g0, g1):
                 busy = busy or target[c] != 0.0 or acc[c] != 0.0
             if not busy:
                 continue
-            a, b = ia[s0], ib[s0]
+            a, b = ia[g0], ib[g0]
             va, wa = _load(pv, pw, a)
             vb, wb = _load(pv, pw, b)
             ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
-            for jj in range(s1 - s0):
-                c = s0 + jj if forward else s1 - 1 - jj
+            for jj in range(g1 - g0):
+                c = g0 + jj if forward else g1 - 1 - jj
                 if target[c] == 0.0 and acc[c] == 0.0:
                     continue
                 vn = _along(p, c, 0, va, wa, vb, wb) - p[c, _KINV]  # pseudo velocities: no kinematic part
@@ -285,13 +285,13 @@ def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse
             # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
             # that makes a stack creep sideways
             g = gj if forward else ng - 1 - gj
-            s0, s1 = groups[g], groups[g + 1]
-            a, b = ia[s0], ib[s0]
+            g0, g1 = groups[g], groups[g + 1]  # (not s0, s1: the restitution pass below needs the island's)
+            a, b = ia[g0], ib[g0]
             va, wa = _load(vel, w, a)
             vb, wb = _load(vel, w, b)
             ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
-            for jj in range(s1 - s0):
-                c = s0 + jj if forward else s1 - 1 - jj
+            for jj in range(g1 - g0):
+                c = g0 + jj if forward else g1 - 1 - jj
                 # friction first (Box2D's order), bounded by the current normal impulse
                 # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
                 limit = friction[c] * impulse[c, 0]
