@@ -439,12 +439,36 @@ def _carry(src, count, ids, pa, pb, depth, frozen, o_count, o_ids, o_pa, o_pb, o
                     imp[m, i, k] = o_imp[o, j, k]
 
 
-def _member(values, sorted_set):
-    """(k,) bool: which ``values`` are in the sorted array ``sorted_set``."""
-    if not len(sorted_set) or not len(values):
-        return np.zeros(len(values), bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
+@njit(cache=True)
+def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
+    """Sort the candidate body pairs ``ra, rb`` (k,) in one pass: those that need the narrow phase
+    (not both static, both with shapes, not both at rest) go to ``active`` (their indices; returns
+    how many), and ``kept`` (rows of the old store, ``old_keys`` (m, 5)) marks the old rows whose
+    pair is a candidate with both bodies at rest (static, or dynamic and asleep): those rows stay
+    as they were."""
+    k = ra.shape[0]
+    frozen = np.empty(k, np.int64)
+    m = f = 0
+    for c in range(k):
+        a, b = ra[c], rb[c]
+        if (motion[a] == STATIC and motion[b] == STATIC) or count[a] <= 0 or count[b] <= 0:
+            continue
+        rest_a = motion[a] == STATIC or (motion[a] == DYNAMIC and sleeping[a])
+        rest_b = motion[b] == STATIC or (motion[b] == DYNAMIC and sleeping[b])
+        if rest_a and rest_b:
+            frozen[f] = a * n + b
+            f += 1
+        else:
+            active[m] = c
+            m += 1
+    kept[:] = False
+    if f:
+        codes = np.sort(frozen[:f])
+        for r in range(old_keys.shape[0]):
+            code = old_keys[r, 0] * n + old_keys[r, 1]
+            at = np.searchsorted(codes, code)
+            kept[r] = at < f and codes[at] == code
+    return m
 
 
 def _sort(store):
@@ -605,21 +629,16 @@ class ContactManager:
         self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         ra, rb = pairs[:, 0], pairs[:, 1]
-        motion, sleeping, count = table.motion, table.state.sleeping, table.shape_count
-        keep = ~((motion[ra] == STATIC) & (motion[rb] == STATIC)) & (count[ra] > 0) & (count[rb] > 0)
-        resting = (motion == STATIC) | ((motion == DYNAMIC) & sleeping)
-        frozen = keep & resting[ra] & resting[rb]
-        active = keep & ~frozen
         old = self.store
-        # pairs whose bodies both rest (asleep or static) keep their rows as they were
-        kept = np.zeros(len(old), np.bool_)
-        if frozen.any() and len(old):
-            code = old.keys[:, 0] * n + old.keys[:, 1]
-            kept = _member(code, np.sort(ra[frozen] * n + rb[frozen]))
+        # pairs whose bodies both rest (asleep or static) keep their rows as they were (``kept``)
+        active = np.empty(len(pairs), np.int64)
+        kept = np.empty(len(old), np.bool_)
+        active = active[:_classify(ra, rb, table.motion, table.state.sleeping, table.shape_count, old.keys, n, active,
+                                   kept)]
         self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
         fresh = ContactStore()
-        if active.any():
+        if len(active):
             margins = self.margin + (sweep[ra[active]] + sweep[rb[active]] if sweep is not None else 0.0)
             fresh = _sort(ContactStore.concatenate(self._narrow(bodies, table, old, old_caches, ra[active], rb[active],
                                                                 np.ascontiguousarray(margins, float))))

@@ -321,3 +321,36 @@ def test_store_rows_from_a_batch_field_by_field(flip, with_caches):
     assert np.array_equal(st.points_a, pa[hit]) and np.array_equal(st.points_b, pb[hit])
     assert np.array_equal(st.depths, b.depths[hit]) and np.array_equal(st.ids, b.ids[hit])
     assert not st.age.any() and not st.impulse.any() and not st.frozen.any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_candidate_pairs_sorted_into_active_and_kept_as_the_plain_masks_do(seed):
+    """The compiled one-pass sort of the candidates (``_classify``) against numpy masks written out
+    plainly: random motions, sleep flags, empty bodies, candidate pairs and old store keys."""
+    from app.body import DYNAMIC, STATIC
+    from app.contacts import _classify
+
+    rng = np.random.default_rng(seed)
+    n = 40
+    motion = rng.integers(0, 3, n)
+    sleeping = rng.random(n) < 0.5
+    count = rng.integers(0, 3, n) * (rng.random(n) < 0.9)
+    codes = np.unique(rng.integers(0, n * n, 300))
+    ra, rb = codes // n, codes % n
+    pairs = np.stack([np.minimum(ra, rb), np.maximum(ra, rb)], axis=1)
+    pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+    ra, rb = pairs[:, 0], pairs[:, 1]
+    old_keys = np.zeros((120, 5), np.int64)
+    old_keys[:, :2] = np.sort(rng.integers(0, n, (120, 2)), axis=1)
+    old_keys[:60, :2] = pairs[rng.integers(0, len(pairs), 60)]  # half of them candidates
+    active = np.empty(len(ra), np.int64)
+    kept = np.empty(len(old_keys), np.bool_)
+    m = _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept)
+
+    keep = ~((motion[ra] == STATIC) & (motion[rb] == STATIC)) & (count[ra] > 0) & (count[rb] > 0)
+    resting = (motion == STATIC) | ((motion == DYNAMIC) & sleeping)
+    frozen = keep & resting[ra] & resting[rb]
+    frozen_codes = set((ra[frozen] * n + rb[frozen]).tolist())
+    np.testing.assert_array_equal(active[:m], np.flatnonzero(keep & ~frozen))
+    np.testing.assert_array_equal(kept, [a * n + b in frozen_codes for a, b in old_keys[:, :2]])
+    assert 0 < m < len(ra) and 0 < kept.sum() < len(kept)  # (the draw exercises every branch)
