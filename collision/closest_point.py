@@ -278,6 +278,9 @@ def closest_pt_point_rect(p, center, axes, half_extents):
 # (|ab x ac|^2 <= DEGENERATE_SIN2 |ab|^2 |ac|^2, i.e. its largest angle has a
 # sine below 1e-12) is treated as the union of its edges.
 DEGENERATE_SIN2 = 1e-24
+# Below this sin^2 of the largest angle a triangle is a sliver: its face projection is checked
+# against its edges (:func:`closest_pt_point_triangle_t`).
+SLIVER_SIN2 = 1e-8
 
 
 @njit
@@ -316,7 +319,10 @@ def closest_pt_point_triangle_t(p, a, b, c):
       best-conditioned normal instead of weighted by barycentrics: the
       barycentrics come from differences of products whose relative error is
       ``eps / sin^2`` of the smallest angle (1e-4 for a 1e-6 needle), the
-      projection's is ``eps / sin`` of the largest angle.
+      projection's is ``eps / sin`` of the largest angle;
+    - for a sliver, whose largest angle is also near 180 degrees (``SLIVER_SIN2``),
+      that projection is compared with the closest point on the edges and the
+      nearer one returned.
     """
     n, nn, ll = _stable_normal_t(a, b, c)
     if not nn > DEGENERATE_SIN2 * ll:  # also catches NaN
@@ -349,7 +355,16 @@ def closest_pt_point_triangle_t(p, a, b, c):
         den = (d4 - d3) + (d5 - d6)  # |bc|^2 > 0
         return v.madd(b, v.sub(c, b), (d4 - d3) / den)  # edge region BC
     # face region: project p on the plane
-    return v.madd(p, n, -v.dot(ap, n) / nn)
+    q = v.madd(p, n, -v.dot(ap, n) / nn)
+    if nn < SLIVER_SIN2 * ll:
+        # a sliver (its largest angle near 180 degrees): the normal itself is off by eps / sin,
+        # which moves the projection off the plane by that times |ap|; the region test may also
+        # have put p here by rounding when it is just outside an edge. The edges are exact: the
+        # nearest of the candidates wins.
+        e = _closest_on_edges_t(p, a, b, c)
+        if v.norm2(v.sub(p, e)) <= v.norm2(v.sub(p, q)):
+            return e
+    return q
 
 
 @njit

@@ -390,6 +390,15 @@ def test_triangle_by_kind(kind, data):
     assert_closest_in_hull(C.closest_pt_point_triangle(p, a, b, c), p, [a, b, c])
 
 
+def test_triangle_sliver_point_just_outside_an_edge():
+    """A sliver (c 1e-9 off segment ab, between a and b: every angle's sine tiny) and a point on its
+    plane just outside edge bc, where the region test falls to the face by rounding: the answer is
+    on the triangle to round-off (a case hypothesis found; the face projection alone was 6e-9 off)."""
+    p = np.array([3.958333333333333, 3.7500000003333334, 0.20833333399999998])
+    a, b, c = np.zeros(3), np.array([4.75, 4.5, 0.25]), np.array([3.5625, 3.3750000005, 0.187500001])
+    assert_closest_in_hull(C.closest_pt_point_triangle(p, a, b, c), p, [a, b, c])
+
+
 @pytest.mark.parametrize("which", ["a=b", "a=c", "b=c", "a=b=c"])
 @pytest.mark.parametrize("p", [[0.5, 1.0, 0.0], [-1.0, 0.5, 0.0], [2.0, -1.0, 3.0], [0.25, 0.0, 0.0]])
 def test_triangle_two_coincident_corners(which, p):
