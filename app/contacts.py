@@ -445,7 +445,7 @@ def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
     (not both static, both with shapes, not both at rest) go to ``active`` (their indices; returns
     how many), and ``kept`` (rows of the old store, ``old_keys`` (m, 5)) marks the old rows whose
     pair is a candidate with both bodies at rest (static, or dynamic and asleep): those rows stay
-    as they were."""
+    as they were. ``old_keys`` are in key order, as the store's rows always are."""
     k = ra.shape[0]
     frozen = np.empty(k, np.int64)
     m = f = 0
@@ -461,13 +461,10 @@ def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
         else:
             active[m] = c
             m += 1
-    kept[:] = False
-    if f:
-        codes = np.sort(frozen[:f])
-        for r in range(old_keys.shape[0]):
-            code = old_keys[r, 0] * n + old_keys[r, 1]
-            at = np.searchsorted(codes, code)
-            kept[r] = at < f and codes[at] == code
+    old = np.empty(old_keys.shape[0], np.int64)  # ascending: the store is in key order
+    for r in range(old_keys.shape[0]):
+        old[r] = old_keys[r, 0] * n + old_keys[r, 1]
+    _in_sorted(old, np.sort(frozen[:f]), kept)
     return m
 
 

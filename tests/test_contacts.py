@@ -343,6 +343,7 @@ def test_candidate_pairs_sorted_into_active_and_kept_as_the_plain_masks_do(seed)
     old_keys = np.zeros((120, 5), np.int64)
     old_keys[:, :2] = np.sort(rng.integers(0, n, (120, 2)), axis=1)
     old_keys[:60, :2] = pairs[rng.integers(0, len(pairs), 60)]  # half of them candidates
+    old_keys = old_keys[np.lexsort((old_keys[:, 1], old_keys[:, 0]))]  # in key order, as a store's rows
     active = np.empty(len(ra), np.int64)
     kept = np.empty(len(old_keys), np.bool_)
     m = _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept)
