@@ -8,17 +8,21 @@ by point, by feature id first and by distance otherwise (as
 :func:`collision.manifold.match_contacts`), so a box resting on another keeps
 the same four contacts while it sits still.
 
-All manifolds of a step live in one :class:`ContactStore`: flat arrays, one
-row per manifold (four point slots each), sorted by the key (body row A,
+All manifolds of a step live in one :class:`app.contact_store.ContactStore`:
+one row per manifold (four point slots each), sorted by the key (body row A,
 body row B, piece of A, piece of B, sub-key), as Box2D's and Jolt's contact
-pools. A step's work is array work and three compiled loops: hull-hull piece
-pairs go through :func:`collision.hull_batch.collide_hull_pairs`, half-spaces
-against spheres, capsules and hulls through
+pools. A step is a handful of compiled calls, whatever the number of pairs:
+one sorts the candidate pairs (:func:`_classify`), one finds their piece pairs
+in key order and the batch each goes to (:func:`_route`), then per batch one
+call gathers its arguments and one runs it: hull-hull piece pairs through
+:func:`collision.hull_batch.collide_hull_pairs`, half-spaces against spheres,
+capsules and hulls through
 :func:`collision.halfspace_batch.collide_halfspace_pairs`, spheres against
 spheres, capsules and hulls through
-:func:`collision.round_batch.collide_sphere_pairs`, the new keys are
-found among the old ones by binary search, and ages and impulses are carried
-over in one loop. Only the rarer pairs (capsules against capsules and hulls,
+:func:`collision.round_batch.collide_sphere_pairs`, each writing its manifolds
+straight into the piece pairs' rows; one joins the rows with last step's,
+carrying ages and impulses (:func:`app.contact_store.next_store`), and one
+finds the events. Only the rarer pairs (capsules against capsules and hulls,
 convex pieces against a static triangle mesh) take
 :func:`collision.narrow_phase.collide_shapes` /
 :func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
@@ -56,6 +60,8 @@ from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
 from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
 from .body import DYNAMIC, STATIC
+from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, sort_store,
+                            touch_events)
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
 
@@ -129,326 +135,17 @@ class ContactEvent:
     points: int
 
 
-class ContactStore:
-    """The manifolds of one step, one row each, sorted by :attr:`keys`.
-
-    Attributes
-    ----------
-    keys : (m, 5) int64
-        Body row of A, body row of B (A < B), piece of A, piece of B, sub-key
-        (a triangle group against a mesh; 0 otherwise).
-    count : (m,) int64
-        Points in use (1 to 4) of each row's four slots.
-    normal : (m, 3) float64
-        From A towards B, world.
-    kind : (m,) int64
-        Index into :data:`collision.manifold.KIND_NAMES` (then other kinds pair functions name).
-    tests : (m,) int64; sat_depth : (m,) float64
-        As :class:`collision.manifold.Manifold`.
-    sat : (m, 3) int64
-        The hull-hull SAT feature cache (-1: none).
-    points_a, points_b : (m, 4, 3) float64
-    depths : (m, 4) float64
-        Penetration (> 0) or minus the gap.
-    ids : (m, 4) int64
-        Feature ids.
-    age : (m, 4) int64
-    impulse : (m, 4, 3) float64
-        Accumulated normal and tangent impulses (what the solver reads and writes).
-    frozen : (m,) bool
-        Carried unchanged from the last step (both bodies rest).
-    data : (m,) structured array of :attr:`DTYPE`
-        The rows; each attribute above is a view of one of its fields.
-    """
-
-    _FIELDS = {"keys": ((5,), np.int64), "count": ((), np.int64), "normal": ((3,), np.float64),
-               "kind": ((), np.int64), "tests": ((), np.int64), "sat_depth": ((), np.float64),
-               "sat": ((3,), np.int64), "points_a": ((4, 3), np.float64), "points_b": ((4, 3), np.float64),
-               "depths": ((4,), np.float64), "ids": ((4,), np.int64), "age": ((4,), np.int64),
-               "impulse": ((4, 3), np.float64), "frozen": ((), np.bool_)}
-    # One record per row: taking, joining and sorting rows moves each row once, not each field.
-    DTYPE = np.dtype([(name, dtype, shape) for name, (shape, dtype) in _FIELDS.items()], align=True)
-
-    def __init__(self, m=0, data=None, **arrays):
-        self.data = np.zeros(m, self.DTYPE) if data is None else data
-        for name, arr in arrays.items():
-            self.data[name] = arr
-
-    def __len__(self):
-        return len(self.data)
-
-    @property
-    def words(self):
-        """:attr:`data` as (m, w) int64 words (a view; the first five words of a row are its key)."""
-        return self.data.view(np.int64).reshape(len(self.data), self.DTYPE.itemsize // 8)
-
-    def take(self, index):
-        """A store of the rows ``index`` (an index array or a mask), copied."""
-        index = np.asarray(index)
-        if index.dtype == np.bool_:
-            index = np.flatnonzero(index)
-        return ContactStore(data=self.data.take(index))  # (numpy's take: 10x faster than data[index] on records)
-
-    @classmethod
-    def concatenate(cls, parts):
-        parts = [p for p in parts if len(p)]
-        if not parts:
-            return cls()
-        if len(parts) == 1:
-            return parts[0]
-        # joined as flat words: numpy copies records with sub-array fields field by field, 5x slower
-        words = np.concatenate([np.ascontiguousarray(p.data).view(np.int64) for p in parts])
-        return cls(data=words.view(cls.DTYPE))
-
-    @classmethod
-    def from_batch(cls, batch, rows, keys, flip=False):
-        """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points, as rows in one
-        compiled pass; ``keys`` (k, 5), ``rows`` (k, 3) the SAT caches (None: -1). ``flip``: the
-        batch saw B first (normals reversed, points swapped, face kinds swapped)."""
-        st = cls(int(np.count_nonzero(batch.count)))
-        if len(st):
-            sat = np.full((0, 3), -1, np.int64) if rows is None else rows
-            _pack_rows(keys, batch.count, batch.normal, batch.kind, batch.tests, batch.sat_depth, sat,
-                       batch.points_a, batch.points_b, batch.depths, batch.ids, bool(flip), st.words,
-                       st.data.view(np.float64).reshape(len(st), -1))
-        return st
-
-
-def _field(name):
-    def get(self):
-        return self.data[name]
-
-    def put(self, value):
-        self.data[name] = value
-
-    return property(get, put, doc=f"The ``{name}`` column, a view of :attr:`ContactStore.data` (assigning copies).")
-
-
-for _name in ContactStore._FIELDS:
-    setattr(ContactStore, _name, _field(_name))
-del _name
-# each field's first word in a row (every field starts on a word: the dtype is aligned)
-(_W_KEYS, _W_COUNT, _W_NORMAL, _W_KIND, _W_TESTS, _W_SAT_DEPTH, _W_SAT, _W_POINTS_A, _W_POINTS_B, _W_DEPTHS,
- _W_IDS) = (ContactStore.DTYPE.fields[name][1] // 8 for name in
-            ("keys", "count", "normal", "kind", "tests", "sat_depth", "sat", "points_a", "points_b", "depths", "ids"))
-_FACE_A, _FACE_B = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
-
-
-@njit(cache=True)
-def _pack_rows(keys, count, normal, kind, tests, sat_depth, sat, points_a, points_b, depths, ids, flip,
-               words, reals):
-    """Write the batch rows with points into the zeroed rows ``words`` / ``reals`` (the same records
-    as int64 and float64 words; each field from its first word, ``_W_*``). ``sat`` (k, 3), or
-    (0, 3) for none (-1)."""
-    m = 0
-    sign = -1.0 if flip else 1.0
-    for i in range(count.shape[0]):
-        if count[i] == 0:
-            continue
-        for c in range(5):
-            words[m, _W_KEYS + c] = keys[i, c]
-        words[m, _W_COUNT] = count[i]
-        for c in range(3):
-            reals[m, _W_NORMAL + c] = sign * normal[i, c]
-        kd = kind[i]
-        if flip and kd == _FACE_A:
-            kd = _FACE_B
-        elif flip and kd == _FACE_B:
-            kd = _FACE_A
-        words[m, _W_KIND] = kd
-        words[m, _W_TESTS] = tests[i]
-        reals[m, _W_SAT_DEPTH] = sat_depth[i]
-        for c in range(3):
-            words[m, _W_SAT + c] = sat[i, c] if sat.shape[0] else -1
-        pa, pb = (points_b, points_a) if flip else (points_a, points_b)
-        for q in range(4):
-            for c in range(3):
-                reals[m, _W_POINTS_A + 3 * q + c] = pa[i, q, c]
-                reals[m, _W_POINTS_B + 3 * q + c] = pb[i, q, c]
-            reals[m, _W_DEPTHS + q] = depths[i, q]
-            words[m, _W_IDS + q] = ids[i, q]
-        m += 1
-
-
-@njit
-def _compare(a, i, b, j):
-    """-1, 0 or 1 as row ``a[i]`` is lexicographically below, equal to or above ``b[j]``."""
-    for c in range(a.shape[1]):
-        if a[i, c] < b[j, c]:
-            return -1
-        if a[i, c] > b[j, c]:
-            return 1
-    return 0
-
-
-@njit
-def _lookup(sorted_keys, queries, out):
-    """``out[i]``: the row of ``sorted_keys`` equal to ``queries[i]``, or -1 (binary search)."""
-    m = sorted_keys.shape[0]
-    for i in range(queries.shape[0]):
-        lo, hi = 0, m
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _compare(sorted_keys, mid, queries, i) < 0:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[i] = lo if lo < m and _compare(sorted_keys, lo, queries, i) == 0 else -1
-
-
-@njit(cache=True)
-def _touching_pairs(keys, count, depths, n, codes, points):
-    """Body pairs with a point at zero gap or deeper: ``codes[:m]`` (``a n + b``, ascending, as the
-    store's keys) and ``points[:m]`` their touching points over all piece pairs; returns ``m``."""
-    m = 0
-    for r in range(keys.shape[0]):
-        pts = 0
-        for i in range(count[r]):
-            if depths[r, i] >= 0.0:
-                pts += 1
-        if pts == 0:
-            continue
-        code = keys[r, 0] * n + keys[r, 1]
-        if m > 0 and codes[m - 1] == code:
-            points[m - 1] += pts
-        else:
-            codes[m] = code
-            points[m] = pts
-            m += 1
-    return m
-
-
-@njit(cache=True)
-def _in_sorted(values, sorted_set, out):
-    """``out[i]``: whether ``values[i]`` is in ``sorted_set``; both ascending (one merge pass)."""
-    j = 0
-    for i in range(values.shape[0]):
-        while j < sorted_set.shape[0] and sorted_set[j] < values[i]:
-            j += 1
-        out[i] = j < sorted_set.shape[0] and sorted_set[j] == values[i]
-
-
-@njit(cache=True)
-def _merge_rows(old, kept, fresh, out, from_old):
-    """``out``: the rows of ``old`` where ``kept`` and all rows of ``fresh``, in key order (both
-    sorted; rows as int64 words, the key the first five), ``from_old`` marking the kept ones; one
-    pass, each row copied once."""
-    i = j = k = 0
-    while True:
-        while i < old.shape[0] and not kept[i]:
-            i += 1
-        if i >= old.shape[0] and j >= fresh.shape[0]:
-            return
-        from_old_k = j >= fresh.shape[0]
-        if i < old.shape[0] and not from_old_k:
-            for c in range(5):
-                if old[i, c] != fresh[j, c]:
-                    from_old_k = old[i, c] < fresh[j, c]
-                    break
-        from_old[k] = from_old_k
-        if from_old_k:
-            out[k, :] = old[i, :]
-            i += 1
-        else:
-            out[k, :] = fresh[j, :]
-            j += 1
-        k += 1
-
-
-@njit
-def _carry(src, count, ids, pa, pb, depth, frozen, o_count, o_ids, o_pa, o_pb, o_age, o_imp, tol2, age, imp):
-    """Ages and impulses of the new rows from the old row ``src`` each continues (-1: none).
-
-    The same ids in the same order (a resting contact): every point continues
-    its own. Otherwise each new point takes the old point with its feature
-    id, or else the nearest unclaimed old point within ``sqrt(tol2)``
-    (Box2D's id matching with a distance fallback for a reference-face switch).
-    When the count is unchanged, a touching new point still unmatched takes the
-    impulse of the nearest unclaimed old point: of an octagonal patch between two
-    turned boxes the reduction keeps four corners, and which of two equally deep
-    corners it keeps changes from step to step; without the hand-off that corner
-    starts from zero each time and the stack walks sideways.
-    """
-    used = np.zeros(4, np.bool_)
-    match = np.empty(4, np.int64)
-    for m in range(count.shape[0]):
-        if frozen[m]:
-            continue
-        c = count[m]
-        for i in range(4):
-            age[m, i] = 1 if i < c else 0
-            imp[m, i, 0] = imp[m, i, 1] = imp[m, i, 2] = 0.0
-        o = src[m]
-        if o < 0 or o_count[o] == 0:
-            continue
-        oc = o_count[o]
-        same = oc == c
-        for i in range(c):
-            if same and o_ids[o, i] != ids[m, i]:
-                same = False
-        if same:
-            for i in range(c):
-                match[i] = i
-        else:
-            for j in range(4):
-                used[j] = False
-            for i in range(c):
-                match[i] = -1
-                for j in range(oc):
-                    if not used[j] and o_ids[o, j] == ids[m, i]:
-                        match[i] = j
-                        used[j] = True
-                        break
-            for i in range(c):
-                if match[i] >= 0:
-                    continue
-                best, bj = tol2, -1
-                for j in range(oc):
-                    if not used[j]:
-                        d = 0.0
-                        for k in range(3):
-                            e = 0.5 * (pa[m, i, k] + pb[m, i, k]) - 0.5 * (o_pa[o, j, k] + o_pb[o, j, k])
-                            d += e * e
-                        if d <= best:
-                            best, bj = d, j
-                if bj >= 0:
-                    match[i] = bj
-                    used[bj] = True
-            if oc == c:  # the same number of points: a touching new point takes over a lost one's impulse
-                for i in range(c):
-                    if match[i] >= 0 or depth[m, i] < 0.0:
-                        continue
-                    best, bj = np.inf, -1
-                    for j in range(oc):
-                        if not used[j]:
-                            d = 0.0
-                            for k in range(3):
-                                e = pa[m, i, k] - o_pa[o, j, k]
-                                d += e * e
-                            if d < best:
-                                best, bj = d, j
-                    if bj >= 0:
-                        used[bj] = True
-                        for k in range(3):
-                            imp[m, i, k] = o_imp[o, bj, k]
-        for i in range(c):
-            j = match[i]
-            if j >= 0:
-                age[m, i] = o_age[o, j] + 1
-                for k in range(3):
-                    imp[m, i, k] = o_imp[o, j, k]
-
-
 @njit(cache=True)
 def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
     """Sort the candidate body pairs ``ra, rb`` (k,) in one pass: those that need the narrow phase
-    (not both static, both with shapes, not both at rest) go to ``active`` (their indices; returns
-    how many), and ``kept`` (rows of the old store, ``old_keys`` (m, 5)) marks the old rows whose
-    pair is a candidate with both bodies at rest (static, or dynamic and asleep): those rows stay
-    as they were. ``old_keys`` are in key order, as the store's rows always are."""
+    (not both static, both with shapes, not both at rest) go to ``active`` (their indices), and
+    ``kept`` (rows of the old store, ``old_keys`` (m, 5)) marks the old rows whose pair is a
+    candidate with both bodies at rest (static, or dynamic and asleep): those rows stay as they
+    were. ``old_keys`` are in key order, as the store's rows always are. Returns how many pairs are
+    active and how many piece pairs they have at most (``count`` pieces per body)."""
     k = ra.shape[0]
     frozen = np.empty(k, np.int64)
-    m = f = 0
+    m = f = cap = 0
     for c in range(k):
         a, b = ra[c], rb[c]
         if (motion[a] == STATIC and motion[b] == STATIC) or count[a] <= 0 or count[b] <= 0:
@@ -461,32 +158,180 @@ def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
         else:
             active[m] = c
             m += 1
+            cap += count[a] * count[b]
     old = np.empty(old_keys.shape[0], np.int64)  # ascending: the store is in key order
     for r in range(old_keys.shape[0]):
         old[r] = old_keys[r, 0] * n + old_keys[r, 1]
-    _in_sorted(old, np.sort(frozen[:f]), kept)
-    return m
+    in_sorted(old, np.sort(frozen[:f]), kept)
+    return m, cap
 
 
-def _sort(store):
-    """``store`` with its rows in key order."""
-    if len(store) < 2:
-        return store
-    k = store.keys
-    order = np.lexsort((k[:, 4], k[:, 3], k[:, 2], k[:, 1], k[:, 0]))
-    if np.all(order[1:] > order[:-1]):
-        return store
-    return store.take(order)
+# The batch a piece pair goes to (by its shapes' kinds): hull-hull, half-space against a convex
+# piece (the half-space A, or B: flipped), sphere against a convex piece (likewise), one by one.
+_R_HULL, _R_HALF, _R_HALF_FLIP, _R_BALL, _R_BALL_FLIP, _R_ONE = range(6)
+_ROUTES = 6
 
 
-def _lookup_keys(store, queries):
-    out = np.empty(len(queries), np.int64)
-    if len(queries):
-        if len(store):
-            _lookup(store.keys, np.ascontiguousarray(queries, dtype=np.int64), out)
-        else:
-            out[:] = -1
-    return out
+@njit
+def _route_of(ka, kb):
+    core_a, core_b = ka <= _CAPSULE, kb <= _CAPSULE  # a hull, sphere or capsule: _CORE_KINDS
+    if ka == _HULL and kb == _HULL:
+        return _R_HULL
+    if ka == _HALF and core_b:
+        return _R_HALF
+    if core_a and kb == _HALF:
+        return _R_HALF_FLIP
+    if ka == _SPHERE and core_b:
+        return _R_BALL
+    if kb == _SPHERE and core_a:
+        return _R_BALL_FLIP
+    return _R_ONE
+
+
+@njit
+def _piece_boxes(pose, start, center, axes, half, i, out):
+    """World AABBs ``out[piece]`` of the pieces of body row ``i``: each piece's local box under the
+    body's pose (centre ``R c + t``, half extents ``|R A^T| h``; infinite stays infinite)."""
+    for k in range(start[i], start[i + 1]):
+        if np.isinf(half[k, 0]):  # a half-space: it may reach anything
+            for a in range(3):
+                out[k, 0, a], out[k, 1, a] = -np.inf, np.inf
+            continue
+        for a in range(3):
+            c = pose[i, a, 3]
+            for b in range(3):
+                c += pose[i, a, b] * center[k, b]
+            e = 0.0
+            for j in range(3):
+                m = pose[i, a, 0] * axes[k, j, 0] + pose[i, a, 1] * axes[k, j, 1] + pose[i, a, 2] * axes[k, j, 2]
+                e += abs(m) * half[k, j]
+            out[k, 0, a] = c - e
+            out[k, 1, a] = c + e
+
+
+@njit(cache=True)
+def _route(ra, rb, active, sweep, margin, n, start, kind, center, axes, half, pose, words, margins, ga, gb, route,
+           order, bounds):
+    """Mid phase of the active body pairs ``ra[active], rb[active]``, in key order: the piece pairs
+    whose world AABBs, grown by the pair's margin ``margin + sweep[a] + sweep[b]``, overlap (of two
+    single-piece bodies: their one piece pair). Each is written as a store row ``words[i]`` (its
+    key, no points yet), with its margin, global piece indices ``ga, gb`` and batch ``route``;
+    ``order[bounds[r]:bounds[r + 1]]`` lists the rows of route ``r`` in key order. Returns how
+    many piece pairs."""
+    m = active.shape[0]
+    codes = np.empty(m, np.int64)
+    for i in range(m):
+        codes[i] = ra[active[i]] * n + rb[active[i]]
+    boxes = np.empty((0, 2, 3))
+    boxed = np.zeros(0, np.bool_)
+    k = 0
+    for o in np.argsort(codes, kind="mergesort"):
+        a, b = ra[active[o]], rb[active[o]]
+        mg = margin + (sweep[a] + sweep[b])
+        multi = start[a + 1] - start[a] != 1 or start[b + 1] - start[b] != 1
+        if multi and boxed.shape[0] == 0:
+            boxes = np.empty((kind.shape[0], 2, 3))
+            boxed = np.zeros(n, np.bool_)
+        if multi:
+            for r in (a, b):
+                if not boxed[r]:
+                    _piece_boxes(pose, start, center, axes, half, r, boxes)
+                    boxed[r] = True
+        for p in range(start[a], start[a + 1]):
+            for q in range(start[b], start[b + 1]):
+                if multi:
+                    hit = True
+                    for j in range(3):
+                        if boxes[p, 0, j] - mg > boxes[q, 1, j] or boxes[q, 0, j] > boxes[p, 1, j] + mg:
+                            hit = False
+                            break
+                    if not hit:
+                        continue
+                words[k, 0], words[k, 1], words[k, 2], words[k, 3], words[k, 4] = a, b, p - start[a], q - start[b], 0
+                words[k, _W_COUNT] = 0  # (no points until a batch writes them)
+                margins[k], ga[k], gb[k] = mg, p, q
+                route[k] = _route_of(kind[p], kind[q])
+                k += 1
+    bounds[:] = 0
+    for i in range(k):
+        bounds[route[i] + 1] += 1
+    for r in range(_ROUTES):
+        bounds[r + 1] += bounds[r]
+    fill = bounds[:_ROUTES].copy()
+    for i in range(k):
+        order[fill[route[i]]] = i
+        fill[route[i]] += 1
+    return k
+
+
+@njit(cache=True)
+def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old):
+    """The hull batch's arguments for the piece pairs ``rows`` (in key order): hull ids and poses of
+    each side, margins, and the SAT cache of the old row of the same key (walked in key order; -1:
+    none)."""
+    k = rows.shape[0]
+    ia, ib = np.empty(k, np.int64), np.empty(k, np.int64)
+    pa, pb = np.empty((k, 4, 4)), np.empty((k, 4, 4))
+    mg = np.empty(k)
+    caches = np.full((k, 3), -1, np.int64)
+    j = 0
+    for t in range(k):
+        i = rows[t]
+        ia[t], ib[t] = hull[ga[i]], hull[gb[i]]
+        pa[t] = pose[words[i, 0]]
+        pb[t] = pose[words[i, 1]]
+        mg[t] = margins[i]
+        while j < old.shape[0] and key_compare(old, j, words, i) < 0:
+            j += 1
+        if j < old.shape[0] and key_compare(old, j, words, i) == 0:
+            for c in range(3):
+                caches[t, c] = old[j, _W_SAT + c]
+    return ia, pa, ib, pb, mg, caches
+
+
+@njit(cache=True)
+def _halfspace_inputs(rows, flip, words, ga, gb, core, plane, pose, margins):
+    """The half-space batch's arguments for the piece pairs ``rows``: the convex side's core id and
+    pose, the plane in the world (normal ``R n``, offset ``d + R n . t``) and the margins; the
+    half-space is A, or B when ``flip``."""
+    k = rows.shape[0]
+    cids = np.empty(k, np.int64)
+    poses = np.empty((k, 4, 4))
+    normals = np.empty((k, 3))
+    offsets, mg = np.empty(k), np.empty(k)
+    for t in range(k):
+        i = rows[t]
+        h, c = (words[i, 1], words[i, 0]) if flip else (words[i, 0], words[i, 1])
+        hp, cp = (gb[i], ga[i]) if flip else (ga[i], gb[i])
+        cids[t] = core[cp]
+        poses[t] = pose[c]
+        for r in range(3):
+            normals[t, r] = pose[h, r, 0] * plane[hp, 0] + pose[h, r, 1] * plane[hp, 1] + pose[h, r, 2] * plane[hp, 2]
+        offsets[t] = plane[hp, 3] + (normals[t, 0] * pose[h, 0, 3] + normals[t, 1] * pose[h, 1, 3]
+                                     + normals[t, 2] * pose[h, 2, 3])
+        mg[t] = margins[i]
+    return cids, poses, normals, offsets, mg
+
+
+@njit(cache=True)
+def _sphere_inputs(rows, flip, words, ga, gb, kind, core, pose, margins):
+    """The sphere batch's arguments for the piece pairs ``rows``: core id and pose of the sphere and
+    of the other shape, whether that is a hull, and the margins; the sphere is A, or B when ``flip``."""
+    k = rows.shape[0]
+    sid, oid = np.empty(k, np.int64), np.empty(k, np.int64)
+    ps, po = np.empty((k, 4, 4)), np.empty((k, 4, 4))
+    hull = np.empty(k, np.bool_)
+    mg = np.empty(k)
+    for t in range(k):
+        i = rows[t]
+        s, o = (words[i, 1], words[i, 0]) if flip else (words[i, 0], words[i, 1])
+        sp, op = (gb[i], ga[i]) if flip else (ga[i], gb[i])
+        sid[t], oid[t] = core[sp], core[op]
+        ps[t] = pose[s]
+        po[t] = pose[o]
+        hull[t] = kind[op] == _HULL
+        mg[t] = margins[i]
+    return sid, ps, oid, po, hull, mg
 
 
 def _content_key(shape, kind):
@@ -545,7 +390,7 @@ class ContactManager:
         self.store = ContactStore()
         self._bodies = []
         self._caches = {}
-        self._touch = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))  # body rows, points
+        self._touch = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # body pairs as codes a n + b (ascending), points
         self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
         self._gone = []  # touching pairs whose body left the list (they end at the next update)
         self._views = None
@@ -578,8 +423,14 @@ class ContactManager:
     @property
     def touching(self):
         """``{(a, b): points}``: the body pairs touching (a point at zero gap or deeper)."""
-        rows, pts = self._touch
+        rows, pts = self._touch_rows(), self._touch[1]
         return {(self._bodies[i], self._bodies[j]): int(n) for (i, j), n in zip(rows, pts)}
+
+    def _touch_rows(self):
+        """The touching body pairs as (k, 2) body rows."""
+        n = max(len(self._bodies), 1)
+        codes = self._touch[0]
+        return np.stack([codes // n, codes % n], axis=1)
 
     @property
     def touching_count(self):
@@ -590,7 +441,7 @@ class ContactManager:
         """This step's :class:`ContactEvent` list: begins and persists (in key order), then ends."""
         if self._event_list is None:
             begin, persist, end = self._events
-            rows, pts = self._touch
+            rows, pts = self._touch_rows(), self._touch[1]
             out = []
             for k in range(len(pts)):
                 if begin[k] or persist[k]:
@@ -623,72 +474,70 @@ class ContactManager:
         if table is None:
             table = _snapshot(bodies)
         self._follow(bodies)
-        self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
+        info = self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        ra, rb = pairs[:, 0], pairs[:, 1]
+        ra, rb = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         old = self.store
         # pairs whose bodies both rest (asleep or static) keep their rows as they were (``kept``)
         active = np.empty(len(pairs), np.int64)
         kept = np.empty(len(old), np.bool_)
-        active = active[:_classify(ra, rb, table.motion, table.state.sleeping, table.shape_count, old.keys, n, active,
-                                   kept)]
-        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
+        m, cap = _classify(ra, rb, table.motion, table.state.sleeping, table.shape_count, old.keys, n, active, kept)
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
-        fresh = ContactStore()
-        if len(active):
-            margins = self.margin + (sweep[ra[active]] + sweep[rb[active]] if sweep is not None else 0.0)
-            fresh = _sort(ContactStore.concatenate(self._narrow(bodies, table, old, old_caches, ra[active], rb[active],
-                                                                np.ascontiguousarray(margins, float))))
-        if kept.all() and not len(fresh):  # all asleep: the store stays where it is
-            new = old
-            new.frozen[:] = True
-        else:  # the kept rows and the fresh ones merged in key order, each row copied once
-            new = ContactStore(data=np.empty(int(kept.sum()) + len(fresh), ContactStore.DTYPE))
-            from_old = np.empty(len(new), np.bool_)
-            _merge_rows(old.words, kept, fresh.words, new.words, from_old)
-            new.frozen[:] = from_old
-        if len(new) and new is not old:
-            src = np.full(len(new), -1, np.int64)
-            live = np.flatnonzero(~new.frozen)  # (frozen rows are carried as they are)
-            src[live] = _lookup_keys(old, new.keys[live])
-            o = old if len(old) else ContactStore(1)
-            _carry(src, new.count, new.ids, new.points_a, new.points_b, new.depths, new.frozen, o.count, o.ids,
-                   o.points_a, o.points_b, o.age, o.impulse, self.match_tol ** 2, new.age, new.impulse)
+        fresh, extra = ContactStore(data=np.empty(cap, ContactStore.DTYPE)), ContactStore()
+        k = 0
+        if m:
+            sweep = np.zeros(n) if sweep is None else np.ascontiguousarray(sweep, dtype=np.float64)
+            k, extra = self._narrow(bodies, table, info, old, old_caches, ra, rb, active[:m], sweep, fresh)
+        fresh = ContactStore(data=fresh.data[:k])
+        # (updated in place unless its rows were handed out as PersistentManifold views)
+        new = next_store(old, kept, fresh, extra, self.match_tol, in_place=self._views is None)
         self.store = new
         self._views = None
-        self.stats.update(manifolds=len(new), points=int(new.count.sum()))
-        if new is old and not self._gone:  # nothing moved: every touching pair persists
+        self.stats = {"piece_pairs": k, "manifolds": len(new), "points": int(new.count.sum())}
+        if not m and new is old and not self._gone:  # nothing moved: every touching pair persists
             pts = self._touch[1]
             self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
             self._event_list = None
         else:
             self._find_events(n)
 
-    def _narrow(self, bodies, table, old, old_caches, ra, rb, margins):
-        """Mid and narrow phase of the active body pairs ``ra, rb`` (contact margins ``margins``):
-        a list of stores, one per batch kind (and one for the pairs done one by one)."""
-        parts = []
-        pp = self._piece_pairs(bodies, table, ra, rb, np.broadcast_to(margins, ra.shape))
-        self.stats["piece_pairs"] = len(pp.ra)
-        keys = np.stack([pp.ra, pp.rb, pp.p, pp.q, np.zeros_like(pp.ra)], axis=1)
-        hh = (pp.ka == _HULL) & (pp.kb == _HULL)
-        if hh.any():
-            parts.append(self._hull_batch(old, keys[hh], pp.ha[hh], pp.hb[hh], table, pp.margin[hh]))
-        core_a = pp.ka <= _CAPSULE  # a hull, sphere or capsule: _CORE_KINDS
-        core_b = pp.kb <= _CAPSULE
-        for flip, sel in ((False, (pp.ka == _HALF) & core_b), (True, core_a & (pp.kb == _HALF))):
-            if sel.any():
-                parts.append(self._halfspace_batch(keys[sel], pp, sel, table, flip))
-        ball_a = (pp.ka == _SPHERE) & core_b  # a sphere against a sphere, capsule or hull
-        ball_b = (pp.kb == _SPHERE) & core_a & ~ball_a
-        for flip, sel in ((False, ball_a), (True, ball_b)):
-            if sel.any():
-                parts.append(self._sphere_batch(keys[sel], pp, sel, table, flip))
-        batched = hh | ball_a | ball_b | ((pp.ka == _HALF) & core_b) | (core_a & (pp.kb == _HALF))
-        rest = np.flatnonzero(~batched)
-        if len(rest):
-            parts.append(self._one_by_one(bodies, table, pp, rest, old_caches, self._caches))
-        return parts
+    def _narrow(self, bodies, table, info, old, old_caches, ra, rb, active, sweep, fresh):
+        """Mid and narrow phase of the active body pairs ``ra[active], rb[active]``: their piece
+        pairs' rows written into ``fresh`` in key order (rows without points have count 0) by one
+        compiled call per batch kind; the pairs done one by one go to a store of their own (a
+        piece against a mesh may have several rows). Returns the number of piece pairs and that
+        store."""
+        k = len(fresh)
+        margins, ga, gb, route = np.empty(k), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.int64)
+        order, bounds = np.empty(k, np.int64), np.empty(_ROUTES + 1, np.int64)
+        pose = table.state.pose
+        words = fresh.words
+        k = _route(ra, rb, active, sweep, self.margin, len(bodies), info.start, info.kind, info.center, info.axes,
+                   info.half, pose, words, margins, ga, gb, route, order, bounds)
+        extra = ContactStore()
+        for r in range(_ROUTES):
+            rows = order[bounds[r]:bounds[r + 1]]
+            if not len(rows):
+                continue
+            if r == _R_HULL:
+                ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words)
+                batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
+                pack_rows(rows, batch, caches, None, False, fresh)
+            elif r in (_R_HALF, _R_HALF_FLIP):
+                flip = r == _R_HALF_FLIP
+                cids, poses, normals, offsets, mg = _halfspace_inputs(rows, flip, words, ga, gb, info.core, info.plane,
+                                                                      pose, margins)
+                batch = collide_halfspace_pairs(self._cores, cids, poses, normals, offsets, mg, check=False)
+                pack_rows(rows, batch, None, None, flip, fresh)
+            elif r in (_R_BALL, _R_BALL_FLIP):
+                flip = r == _R_BALL_FLIP
+                sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose,
+                                                            margins)
+                batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
+                pack_rows(rows, batch, None, None, flip, fresh)
+            else:
+                extra = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
+        return k, extra
 
     def _follow(self, bodies):
         """Carry the store over to a changed body list: rows renumbered, rows of removed bodies
@@ -706,36 +555,27 @@ class ContactManager:
             ok = (a >= 0) & (b >= 0) & (a < b)
             st = st.take(ok)
             st.keys[:, 0], st.keys[:, 1] = a[ok], b[ok]
-            self.store = _sort(st)
-            rows, pts = self._touch
+            self.store = sort_store(st)
+            rows, pts = self._touch_rows(), self._touch[1]
             ta, tb = new_row[rows[:, 0]], new_row[rows[:, 1]]
             ok = (ta >= 0) & (tb >= 0) & (ta < tb)
             ends = [(self._bodies[i], self._bodies[j]) for (i, j) in rows[~ok]]
-            ta, tb, pts = ta[ok], tb[ok], pts[ok]
-            order = np.lexsort((tb, ta))  # renumbering may reorder them
-            self._touch = (np.stack([ta[order], tb[order]], axis=1), pts[order])
+            codes, pts = ta[ok] * len(bodies) + tb[ok], pts[ok]
+            order = np.argsort(codes, kind="stable")  # renumbering may reorder them
+            self._touch = (codes[order], pts[order])
         self._gone = ends
         self._caches = {}
         self._bodies = list(bodies)
 
     def _find_events(self, n):
         """The body pairs touching now (sorted), compared with the last step's: begins, persists, ends."""
-        st = self.store
-        codes = np.empty(len(st), np.int64)
-        points = np.empty(len(st), np.int64)
-        m = _touching_pairs(st.keys, st.count, st.depths, n, codes, points)
-        codes, points = codes[:m], points[:m]
-        rows = np.stack([codes // max(n, 1), codes % max(n, 1)], axis=1)
-        prev_rows, _ = self._touch  # in (a, b) order, as the codes
-        prev = prev_rows[:, 0] * n + prev_rows[:, 1]
-        was = np.empty(m, np.bool_)
-        stays = np.empty(len(prev), np.bool_)
-        _in_sorted(codes, prev, was)
-        _in_sorted(prev, codes, stays)
-        gone = prev_rows[~stays]
-        ends = list(self._gone) + [(self._bodies[i], self._bodies[j]) for i, j in gone]
+        codes, points, was, stays = touch_events(self.store, n, self._touch[0])
+        ends = list(self._gone)
+        if not stays.all():
+            gone = self._touch_rows()[~stays]
+            ends += [(self._bodies[i], self._bodies[j]) for i, j in gone]
         self._gone = []
-        self._touch = (rows, points)
+        self._touch = (codes, points)
         self._events = (~was, was, ends)
         self._event_list = None
 
@@ -796,83 +636,15 @@ class ContactManager:
         self._row_info = (key, info)
         return info
 
-    def _piece_pairs(self, bodies, table, ra, rb, margins):
-        """Mid phase: the piece pairs of the body pairs ``ra, rb`` whose world AABBs, grown by the
-        pair's margin, overlap (one compiled pass); with their kinds and table ids. A pair of two
-        single-piece bodies is its one piece pair."""
-        info = self._rows(bodies, table)
-        count = table.shape_count
-        single = (count[ra] == 1) & (count[rb] == 1)
-        s_ra, s_rb = ra[single], rb[single]
-        zero = np.zeros_like(s_ra)
-        out = SimpleNamespace(ra=s_ra, rb=s_rb, p=zero, q=zero, margin=margins[single])
-        multi = ~single
-        if multi.any():
-            m_ra, m_rb, m_margin = ra[multi], rb[multi], np.ascontiguousarray(margins[multi])
-            rows = np.unique(np.concatenate([m_ra, m_rb]))
-            boxes = np.empty((len(info.kind), 2, 3))
-            _piece_aabbs(table.state.pose, info.start, info.center, info.axes, info.half, rows, boxes)
-            cap = int(np.sum(count[m_ra] * count[m_rb]))
-            got = np.empty((cap, 4), np.int64)
-            got_margin = np.empty(cap)
-            k = _mid_phase(m_ra, m_rb, m_margin, info.start, boxes, got, got_margin)
-            out.ra = np.concatenate([s_ra, got[:k, 0]])
-            out.rb = np.concatenate([s_rb, got[:k, 1]])
-            out.p = np.concatenate([zero, got[:k, 2]])
-            out.q = np.concatenate([zero, got[:k, 3]])
-            out.margin = np.concatenate([out.margin, got_margin[:k]])
-        ga, gb = info.start[out.ra] + out.p, info.start[out.rb] + out.q  # global piece indices
-        out.ka, out.kb = info.kind[ga], info.kind[gb]
-        out.ha, out.hb = info.hull[ga], info.hull[gb]
-        out.ca, out.cb = info.core[ga], info.core[gb]
-        out.ga, out.gb = ga, gb
-        return out
-
-    # -- narrow phase ---------------------------------------------------------------------
-
-    def _hull_batch(self, old, keys, ha, hb, table, margins):
-        """Hull-hull piece pairs in one compiled call, each starting from its SAT feature cache."""
-        src = _lookup_keys(old, keys)
-        caches = np.full((len(keys), 3), -1, np.int64)
-        found = src >= 0
-        caches[found] = old.sat[src[found]]
-        pose = table.state.pose
-        batch = collide_hull_pairs(self._hulls, ha, pose[keys[:, 0]], hb, pose[keys[:, 1]], margins, caches,
-                                   check=False)  # (all built here; the kernel still checks the poses)
-        return ContactStore.from_batch(batch, caches, keys)
-
-    def _halfspace_batch(self, keys, pp, sel, table, flip):
-        """Half-space pieces against convex pieces in one compiled call (the half-space is A, or B
-        when ``flip``: then the manifolds are turned round)."""
-        pose = table.state.pose
-        info = self._row_info[1]
-        hrow, crow = (keys[:, 1], keys[:, 0]) if flip else (keys[:, 0], keys[:, 1])
-        cids = (pp.ca if flip else pp.cb)[sel]
-        plane = info.plane[(pp.gb if flip else pp.ga)[sel]]
-        rot = pose[hrow, :3, :3]
-        normals = np.einsum("kij,kj->ki", rot, plane[:, :3])
-        offsets = plane[:, 3] + np.einsum("ki,ki->k", normals, pose[hrow, :3, 3])
-        batch = collide_halfspace_pairs(self._cores, cids, pose[crow], normals, offsets, pp.margin[sel], check=False)
-        return ContactStore.from_batch(batch, None, keys, flip)
-
-    def _sphere_batch(self, keys, pp, sel, table, flip):
-        """Spheres against spheres, capsules and hulls in one compiled call (the sphere is A, or B
-        when ``flip``: then the manifolds are turned round)."""
-        pose = table.state.pose
-        srow, orow = (keys[:, 1], keys[:, 0]) if flip else (keys[:, 0], keys[:, 1])
-        sid, oid = ((pp.cb, pp.ca) if flip else (pp.ca, pp.cb))
-        okind = (pp.ka if flip else pp.kb)[sel]
-        batch = collide_sphere_pairs(self._cores, sid[sel], pose[srow], oid[sel], pose[orow], okind == _HULL,
-                                     pp.margin[sel], check=False)
-        return ContactStore.from_batch(batch, None, keys, flip)
-
-    def _one_by_one(self, bodies, table, pp, index, old_caches, caches):
-        """The pairs outside the batches, one narrow-phase call each (pair caches read from
-        ``old_caches``, kept in ``caches``)."""
+    def _one_by_one(self, bodies, table, words, margins, index, old_caches, caches):
+        """The piece pairs ``index`` (rows of ``words``, in key order) outside the batches, one
+        narrow-phase call each (pair caches read from ``old_caches``, kept in ``caches``); a store
+        of their manifolds in key order."""
         pose = table.state.pose
         rows = []
         for k in index:
-            i, j, p, q, margin = int(pp.ra[k]), int(pp.rb[k]), int(pp.p[k]), int(pp.q[k]), float(pp.margin[k])
+            i, j, p, q = (int(x) for x in words[k, :4])
+            margin = float(margins[k])
             sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]
             if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
                 if isinstance(sa, TriMesh):
@@ -900,50 +672,7 @@ class ContactManager:
             st.sat[r] = -1
             st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b
             st.depths[r, :c], st.ids[r, :c] = m.depths, m.ids
-        return st
-
-
-@njit
-def _piece_aabbs(pose, start, center, axes, half, rows, out):
-    """World AABBs ``out[piece]`` of the pieces of the body ``rows``: each piece's local box under
-    its body's pose (centre ``R c + t``, half extents ``|R A^T| h``; infinite stays infinite)."""
-    for i in rows:
-        for k in range(start[i], start[i + 1]):
-            if np.isinf(half[k, 0]):  # a half-space: it may reach anything
-                for a in range(3):
-                    out[k, 0, a], out[k, 1, a] = -np.inf, np.inf
-                continue
-            for a in range(3):
-                c = pose[i, a, 3]
-                for b in range(3):
-                    c += pose[i, a, b] * center[k, b]
-                e = 0.0
-                for j in range(3):
-                    m = pose[i, a, 0] * axes[k, j, 0] + pose[i, a, 1] * axes[k, j, 1] + pose[i, a, 2] * axes[k, j, 2]
-                    e += abs(m) * half[k, j]
-                out[k, 0, a] = c - e
-                out[k, 1, a] = c + e
-
-
-@njit
-def _mid_phase(ra, rb, margins, start, boxes, out, out_margin):
-    """The piece pairs ``(row a, row b, piece of a, piece of b)`` of the body pairs whose world
-    AABBs, grown by the pair's margin, overlap; returns how many were written."""
-    n = 0
-    for k in range(ra.shape[0]):
-        a, b, mg = ra[k], rb[k], margins[k]
-        for p in range(start[a], start[a + 1]):
-            for q in range(start[b], start[b + 1]):
-                hit = True
-                for j in range(3):
-                    if boxes[p, 0, j] - mg > boxes[q, 1, j] or boxes[q, 0, j] > boxes[p, 1, j] + mg:
-                        hit = False
-                        break
-                if hit:
-                    out[n, 0], out[n, 1], out[n, 2], out[n, 3] = a, b, p - start[a], q - start[b]
-                    out_margin[n] = mg
-                    n += 1
-    return n
+        return sort_store(st)  # (a mesh's triangle groups come in their own order)
 
 
 def _snapshot(bodies):

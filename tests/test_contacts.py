@@ -326,7 +326,8 @@ def test_store_rows_from_a_batch_field_by_field(flip, with_caches):
 @pytest.mark.parametrize("seed", range(6))
 def test_candidate_pairs_sorted_into_active_and_kept_as_the_plain_masks_do(seed):
     """The compiled one-pass sort of the candidates (``_classify``) against numpy masks written out
-    plainly: random motions, sleep flags, empty bodies, candidate pairs and old store keys."""
+    plainly: random motions, sleep flags, empty bodies, candidate pairs and old store keys (and the
+    active pairs' piece pairs counted)."""
     from app.body import DYNAMIC, STATIC
     from app.contacts import _classify
 
@@ -346,12 +347,110 @@ def test_candidate_pairs_sorted_into_active_and_kept_as_the_plain_masks_do(seed)
     old_keys = old_keys[np.lexsort((old_keys[:, 1], old_keys[:, 0]))]  # in key order, as a store's rows
     active = np.empty(len(ra), np.int64)
     kept = np.empty(len(old_keys), np.bool_)
-    m = _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept)
+    m, cap = _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept)
 
     keep = ~((motion[ra] == STATIC) & (motion[rb] == STATIC)) & (count[ra] > 0) & (count[rb] > 0)
     resting = (motion == STATIC) | ((motion == DYNAMIC) & sleeping)
     frozen = keep & resting[ra] & resting[rb]
     frozen_codes = set((ra[frozen] * n + rb[frozen]).tolist())
     np.testing.assert_array_equal(active[:m], np.flatnonzero(keep & ~frozen))
+    assert cap == int(np.sum(count[ra[keep & ~frozen]] * count[rb[keep & ~frozen]]))  # piece pairs at most
     np.testing.assert_array_equal(kept, [a * n + b in frozen_codes for a, b in old_keys[:, :2]])
     assert 0 < m < len(ra) and 0 < kept.sum() < len(kept)  # (the draw exercises every branch)
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_next_store_joins_kept_fresh_and_extra_rows_as_a_dict_does(seed, in_place):
+    """The compiled join of a step's rows (``next_store``) against a dict by key written out
+    plainly: kept rows unchanged and frozen; fresh and extra rows with points in key order (rows
+    without points dropped), each continuing the old row of its key (the same ids: every age + 1
+    and its impulse; ids reversed: matched by id; a new key: age 1, no impulse). When every row is
+    kept or continued and none is new, the old store is updated where it is, unless told not to
+    (then the same rows come in a new store)."""
+    from app.contact_store import ContactStore, next_store
+
+    rng = np.random.default_rng(seed)
+
+    def rows(keys, count):
+        st = ContactStore(len(keys))
+        st.keys[:] = keys
+        st.count[:] = count
+        st.normal[:] = rng.normal(size=(len(keys), 3))
+        st.kind[:] = rng.integers(0, 5, len(keys))
+        st.sat[:] = rng.integers(-1, 9, (len(keys), 3))
+        st.points_a[:] = rng.normal(size=(len(keys), 4, 3))
+        st.points_b[:] = rng.normal(size=(len(keys), 4, 3))
+        st.depths[:] = rng.normal(size=(len(keys), 4))
+        st.ids[:] = rng.integers(0, 2 ** 40, (len(keys), 4))
+        return st
+
+    def in_key_order(st):
+        k = st.keys
+        return st.take(np.lexsort((k[:, 4], k[:, 3], k[:, 2], k[:, 1], k[:, 0])))
+
+    codes = rng.choice(20 ** 3, 90, replace=False)
+    all_keys = np.zeros((90, 5), np.int64)
+    all_keys[:, 0], all_keys[:, 1], all_keys[:, 2] = codes // 400, codes // 20 % 20, codes % 20
+    old = in_key_order(rows(all_keys[:60], rng.integers(1, 5, 60)))
+    old.age[:] = rng.integers(1, 9, (60, 4))
+    old.impulse[:] = rng.normal(size=(60, 4, 3))
+    before = old.data.copy()
+    kept = rng.random(60) < 0.4
+    going = np.flatnonzero(~kept)  # the old rows a fresh or extra row continues
+    if not in_place:
+        going = going[rng.random(len(going)) < 0.7]
+    new_keys = all_keys[60:] if not in_place else np.zeros((0, 5), np.int64)
+    cont = rows(old.keys[going], old.count[going])
+    cont.ids[:] = old.ids[going]
+    flip = rng.random(len(going)) < 0.3  # ids reversed: matched by id, not by slot
+    for r in np.flatnonzero(flip):
+        c = cont.count[r]
+        cont.ids[r, :c] = cont.ids[r, :c][::-1]
+    born = rows(new_keys, rng.integers(1, 5, len(new_keys)))
+    empty = rows(all_keys[60:75] + [0, 0, 0, 0, 7], 0)  # piece pairs without points: dropped
+    both = ContactStore.concatenate([cont, born, empty])
+    to_extra = rng.random(len(both)) < 0.25
+    to_extra &= both.count > 0
+    fresh, extra = in_key_order(both.take(~to_extra)), in_key_order(both.take(to_extra))
+
+    expect = {}
+    for r in np.flatnonzero(kept):
+        expect[tuple(old.keys[r])] = (old.data[r].copy(), True)
+    by_key = {tuple(old.keys[r]): r for r in range(len(old))}
+    for st in (fresh, extra):
+        for r in range(len(st)):
+            c = st.count[r]
+            if c == 0:
+                continue
+            row = st.data[r].copy()
+            row["age"][:] = 0
+            row["impulse"][:] = 0.0
+            row["age"][:c] = 1
+            o = by_key.get(tuple(st.keys[r]))
+            if o is not None:
+                for i in range(c):
+                    j = list(old.ids[o, :c]).index(st.ids[r, i])
+                    row["age"][i] = before["age"][o, j] + 1
+                    row["impulse"][i] = before["impulse"][o, j]
+            expect[tuple(st.keys[r])] = (row, False)
+
+    copy = ContactStore(data=old.data.copy())
+    new = next_store(old, kept, fresh, extra, 0.05)
+    assert (new is old) == in_place
+    again = next_store(copy, kept, fresh, extra, 0.05, in_place=False)  # (its rows handed out: a new store)
+    assert again is not copy and np.array_equal(again.data, new.data)  # (field by field: not the padding)
+    order = sorted(expect)
+    assert [tuple(k) for k in new.keys] == order
+    np.testing.assert_array_equal(new.frozen, [expect[k][1] for k in order])
+    for name in ContactStore._FIELDS:
+        if name == "frozen":
+            continue
+        got = new.data[name]
+        want = np.array([expect[k][0][name] for k in order])
+        for r in range(len(order)):  # the slots past the count are not part of a row
+            c = new.count[r]
+            g, w = (got[r, :c], want[r, :c]) if name in ("points_a", "points_b", "depths", "ids", "age",
+                                                         "impulse") else (got[r], want[r])
+            np.testing.assert_array_equal(g, w, err_msg=f"{name} of row {r}")
+    assert len(new) > kept.sum() > 0 and flip.any()
