@@ -88,29 +88,56 @@ def matrix_from_quat(q):
 
 
 @njit(cache=True)
-def _world_mass_kernel(pose, com, inv_inertia, rows, x, inv_i):
-    """Per awake body ``i`` (table row ``rows[i]``, pose ``pose[i]``): its centre of mass in the world,
-    ``x[i] = R c + t``, and its inverse inertia in world axes, ``inv_i[i] = R I^-1 R^T``."""
-    for i in range(rows.shape[0]):
-        r = rows[i]
+def _begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity, dt, lin, ang, where):
+    """The awake dynamic bodies' rows ``idx`` (``where[row]``: the index among them, -1 for others), and
+    per awake body ``i`` (row ``r = idx[i]``): its centre of mass in the world ``x[i] = R c + t``, its
+    inverse inertia in world axes ``inv_i[i] = R I^-1 R^T``, its inverse mass, and its velocity ``v``
+    and spin ``w`` after gravity and damping (``v += g dt; v /= 1 + lin dt; w /= 1 + ang dt``).
+    Returns ``idx, x, inv_i, inv_m, v, w`` and the number of sleeping dynamic bodies."""
+    n = motion.shape[0]
+    idx = np.empty(n, np.int64)
+    k = asleep = 0
+    for r in range(n):
+        where[r] = -1
+        if motion[r] == DYNAMIC:
+            if sleeping[r]:
+                asleep += 1
+            else:
+                where[r] = k
+                idx[k] = r
+                k += 1
+    idx = idx[:k]
+    x, inv_i = np.empty((k, 3)), np.empty((k, 3, 3))
+    inv_m, v, w = np.empty(k), np.empty((k, 3)), np.empty((k, 3))
+    g0, g1, g2 = gravity[0] * dt, gravity[1] * dt, gravity[2] * dt
+    sl, sa = 1.0 + lin * dt, 1.0 + ang * dt
+    for i in range(k):
+        r = idx[i]
         for a in range(3):
-            x[i, a] = pose[i, a, 0] * com[i, 0] + pose[i, a, 1] * com[i, 1] + pose[i, a, 2] * com[i, 2] + pose[i, a, 3]
+            x[i, a] = pose[r, a, 0] * com[r, 0] + pose[r, a, 1] * com[r, 1] + pose[r, a, 2] * com[r, 2] + pose[r, a, 3]
         for a in range(3):
             for b in range(3):
                 s = 0.0
                 for j in range(3):
-                    s += pose[i, a, j] * (inv_inertia[r, j, 0] * pose[i, b, 0] + inv_inertia[r, j, 1] * pose[i, b, 1]
-                                          + inv_inertia[r, j, 2] * pose[i, b, 2])
+                    s += pose[r, a, j] * (inv_inertia[r, j, 0] * pose[r, b, 0] + inv_inertia[r, j, 1] * pose[r, b, 1]
+                                          + inv_inertia[r, j, 2] * pose[r, b, 2])
                 inv_i[i, a, b] = s
+        inv_m[i] = inv_mass[r]
+        v[i, 0], v[i, 1], v[i, 2] = (velocity[r, 0] + g0) / sl, (velocity[r, 1] + g1) / sl, (velocity[r, 2] + g2) / sl
+        for a in range(3):
+            w[i, a] = spin[r, a] / sa
+    return idx, x, inv_i, inv_m, v, w, asleep
 
 
 @njit(cache=True)
-def _integrate_kernel(pose, com, x, v, w, pv, pw, dt):
-    """Semi-implicit Euler on the poses ``pose`` (n, 4, 4) in place: the centre of mass ``x`` moves by
-    ``(v + pv) dt``; the orientation quaternion by ``q += dt/2 (0, w + pw) q``, renormalised."""
+def _end_kernel(idx, pose, com, x, v, w, pv, pw, dt, velocity, spin):
+    """Semi-implicit Euler on the awake bodies' poses ``pose[idx[i]]`` (4, 4) in place: the centre of
+    mass ``x[i]`` moves by ``(v + pv) dt``; the orientation quaternion by ``q += dt/2 (0, w + pw) q``,
+    renormalised; the velocities ``v``, ``w`` are written back to the rows."""
     q = np.empty((1, 4))
-    for i in range(pose.shape[0]):
-        _quat_kernel(pose[i:i + 1, :3, :3], q)
+    for i in range(idx.shape[0]):
+        r = idx[i]
+        _quat_kernel(pose[r:r + 1, :3, :3], q)
         a0, a1, a2 = w[i, 0] + pw[i, 0], w[i, 1] + pw[i, 1], w[i, 2] + pw[i, 2]
         qw, qx, qy, qz = q[0, 0], q[0, 1], q[0, 2], q[0, 3]
         h = 0.5 * dt
@@ -123,12 +150,14 @@ def _integrate_kernel(pose, com, x, v, w, pv, pw, dt):
         r00, r01, r02 = 1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)
         r10, r11, r12 = 2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)
         r20, r21, r22 = 2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)
-        pose[i, 0, 0], pose[i, 0, 1], pose[i, 0, 2] = r00, r01, r02
-        pose[i, 1, 0], pose[i, 1, 1], pose[i, 1, 2] = r10, r11, r12
-        pose[i, 2, 0], pose[i, 2, 1], pose[i, 2, 2] = r20, r21, r22
+        pose[r, 0, 0], pose[r, 0, 1], pose[r, 0, 2] = r00, r01, r02
+        pose[r, 1, 0], pose[r, 1, 1], pose[r, 1, 2] = r10, r11, r12
+        pose[r, 2, 0], pose[r, 2, 1], pose[r, 2, 2] = r20, r21, r22
         for a in range(3):
             xa = x[i, a] + (v[i, a] + pv[i, a]) * dt
-            pose[i, a, 3] = xa - (pose[i, a, 0] * com[i, 0] + pose[i, a, 1] * com[i, 1] + pose[i, a, 2] * com[i, 2])
+            pose[r, a, 3] = xa - (pose[r, a, 0] * com[r, 0] + pose[r, a, 1] * com[r, 1] + pose[r, a, 2] * com[r, 2])
+            velocity[r, a] = v[i, a]
+            spin[r, a] = w[i, a]
 
 
 @njit(cache=True)
@@ -236,6 +265,52 @@ def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impul
     return k
 
 
+@njit(cache=True)
+def _rows_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose, root_center,
+                 velocity, spin, friction, restitution, default_friction, default_restitution):
+    """The contact points of the store's rows that touch an awake body, island by island (the
+    rows of each island in store order; islands in the order of their first row), gathered by
+    :func:`_gather_kernel`; with ``islands`` (m + 1,), where each island's points start."""
+    m = keys.shape[0]
+    active = np.empty(m, np.int64)
+    k = 0
+    for r in range(m):
+        if where[keys[r, 0]] >= 0 or where[keys[r, 1]] >= 0:
+            active[k] = r
+            k += 1
+    active = active[:k]
+    ia_m, ib_m = np.empty(k, np.int64), np.empty(k, np.int64)
+    for c in range(k):
+        ia_m[c], ib_m[c] = where[keys[active[c], 0]], where[keys[active[c], 1]]
+    order, starts = island_order(ia_m, ib_m, x.shape[0])
+    visit = np.empty(k, np.int64)
+    first = np.zeros(k + 1, np.int64)  # each visited row's first point
+    for c in range(k):
+        visit[c] = active[order[c]]
+        first[c + 1] = first[c] + count[visit[c]]
+    cap = first[k]
+    ia, ib, mrow, slot = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                          np.empty(cap, np.int64))
+    nrm, ra, rb, imp = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3))
+    depth, fric, rest = np.empty(cap), np.empty(cap), np.empty(cap)
+    kin = np.empty((cap, 2, 3))
+    _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
+                   root_center, velocity, spin, friction, restitution, default_friction, default_restitution,
+                   ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot)
+    islands = np.empty(starts.shape[0], np.int64)
+    for i in range(starts.shape[0]):
+        islands[i] = first[starts[i]]
+    return ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot, islands
+
+
+@njit(cache=True)
+def _put_impulses(mrow, slot, impulse, out):
+    """``out[mrow[k], slot[k]] = impulse[k]``: the solved impulses back into the store's slots."""
+    for k in range(mrow.shape[0]):
+        for c in range(3):
+            out[mrow[k], slot[k], c] = impulse[k, c]
+
+
 class Dynamics:
     """Gravity, contact response and integration of the dynamic bodies.
 
@@ -325,26 +400,13 @@ class Dynamics:
         the contacts of ``store`` (an :class:`app.contacts.ContactStore`, whose impulses are updated)."""
         st = table.state
         self._sleep(table, store, dt)
-        dyn = table.motion == DYNAMIC
-        awake = dyn & ~st.sleeping
-        idx = np.flatnonzero(awake)
-        self.stats = {"dynamic": len(idx), "contact_points": 0, "sleeping": int(np.count_nonzero(dyn & st.sleeping))}
+        where = np.empty(len(table.motion), np.int64)
+        idx, x, inv_i, inv_m, v, w, asleep = _begin_kernel(
+            table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
+            self.gravity, float(dt), self.linear_damping, self.angular_damping, where)
+        self.stats = {"dynamic": len(idx), "contact_points": 0, "sleeping": asleep}
         if not len(idx):
             return
-        where = np.full(len(dyn), -1, np.int64)
-        where[idx] = np.arange(len(idx))
-        pose = st.pose[idx]
-        com_local = table.com[idx]
-        x = np.empty((len(idx), 3))
-        inv_i = np.empty((len(idx), 3, 3))
-        _world_mass_kernel(pose, com_local, table.inv_inertia, idx, x, inv_i)
-        v = st.velocity[idx]
-        w = st.spin[idx]
-        inv_m = table.inv_mass[idx]
-
-        v += self.gravity * dt
-        v /= 1.0 + self.linear_damping * dt
-        w /= 1.0 + self.angular_damping * dt
         g = self._grab_row(table)
         if g >= 0 and where[g] >= 0:
             self._spring(where[g], table, x, v, w, inv_m, inv_i, dt)
@@ -354,39 +416,21 @@ class Dynamics:
         if rows is not None:
             pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start,
                                     tolerance=self.tolerance, stats=self.stats)
-            store.impulse[slots] = rows.impulse
+            _put_impulses(slots[0], slots[1], rows.impulse, store.impulse)
             self.stats["contact_points"] = len(rows.ia)
-
-        _integrate_kernel(pose, np.ascontiguousarray(com_local), x, v, w, pv, pw, float(dt))
-        st.pose[idx] = pose
-        st.velocity[idx] = v
-        st.spin[idx] = w
+        _end_kernel(idx, st.pose, table.com, x, v, w, pv, pw, float(dt), st.velocity, st.spin)
 
     def _rows(self, table, store, where, x):
-        """The contact points touching an awake dynamic body, as :class:`ContactRows`; with the
-        kinematic velocities and the store slots ``(manifold rows, point slots)`` they came from."""
+        """The contact points touching an awake dynamic body, as :class:`ContactRows` (island by
+        island); with the kinematic velocities and the store slots ``(manifold rows, point slots)``
+        they came from."""
         if not len(store):
             return None, None, None
-        # the rows of the awake bodies, island by island (the solver spreads islands over threads)
-        ia_m, ib_m = where[store.keys[:, 0]], where[store.keys[:, 1]]
-        active = np.flatnonzero((ia_m >= 0) | (ib_m >= 0))
-        order, starts = island_order(ia_m[active], ib_m[active], len(x))
-        visit = active[order]
-        first = np.zeros(len(visit) + 1, np.int64)  # each visited row's first point
-        np.cumsum(store.count[visit], out=first[1:])
-        cap = int(first[-1])
-        ia, ib, mrow, slot = (np.empty(cap, np.int64) for _ in range(4))
-        normal, ra, rb = (np.empty((cap, 3)) for _ in range(3))
-        depth, fric, rest = (np.empty(cap) for _ in range(3))
-        impulse = np.empty((cap, 3))
-        kin = np.empty((cap, 2, 3))
         st = table.state
-        k = _gather_kernel(visit, store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths,
-                           store.impulse, where, x, table.motion, st.pose, table.root_center, st.velocity, st.spin,
-                           table.friction, table.restitution, self.friction, self.restitution,
-                           ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot)
-        if not k:
+        ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot, islands = _rows_kernel(
+            store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths, store.impulse, where,
+            x, table.motion, st.pose, table.root_center, st.velocity, st.spin, table.friction, table.restitution,
+            self.friction, self.restitution)
+        if not len(ia):
             return None, None, None
-        rows = ContactRows(ia[:k], ib[:k], normal[:k], ra[:k], rb[:k], depth[:k], fric[:k], rest[:k], impulse[:k],
-                           islands=first[starts])  # (k == cap: every visited row touches an awake body)
-        return rows, kin[:k], (mrow[:k], slot[:k])
+        return ContactRows(ia, ib, normal, ra, rb, depth, fric, rest, impulse, islands=islands), kin, (mrow, slot)
