@@ -250,6 +250,8 @@ class BodyTable:
         :data:`STATIC`, :data:`KINEMATIC` or :data:`DYNAMIC`.
     unbounded : (n,) bool
         Has a half-space (no AABB).
+    bounded_rows, ground_rows : (m,) int64
+        The rows without and with a half-space.
     shape_count : (n,) int64
     radius : (n,) float64
         Of the root OBB's circumscribed sphere, about its centre.
@@ -318,6 +320,8 @@ class BodyTable:
                                 for b in bodies], dtype=np.int8).reshape(n)
         self.motion[self.alias != np.arange(n)] = STATIC  # a second listing of a body is an inert copy
         self.unbounded = np.array([b.unbounded for b in bodies], dtype=bool).reshape(n)
+        self.bounded_rows = np.flatnonzero(~self.unbounded)
+        self.ground_rows = np.flatnonzero(self.unbounded)
         self.shape_count = np.array([len(b.shapes) for b in bodies], dtype=np.int64).reshape(n)
         self.radius = np.array([b.radius for b in bodies], dtype=float).reshape(n)
         self.root_center = np.array([b.tree.centers[0] for b in bodies], dtype=float).reshape(n, 3)

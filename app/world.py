@@ -51,18 +51,19 @@ def _non_finite(pose, velocity, spin, bad_pose, bad_motion):
 
 
 @njit(cache=True)
-def _reaching(boxes, rows, moving, n, level, out):
-    """``out[:k]``: the ``rows`` of the moving boxes (lo, hi) whose lowest point along ``n``,
-    ``n . c - |n| . h``, is at ``level`` or below; returns ``k``."""
+def _reaching(lo, hi, rows, motion, g, n, level, out):
+    """``out[:k]``: the body pairs (lower row first) of ``g`` with the moving bodies ``rows`` whose
+    boxes (``lo``, ``hi``) have their lowest point along ``n``, ``n . c - |n| . h``, at ``level`` or
+    below; returns ``k``."""
     k = 0
     for i in range(rows.shape[0]):
-        if not moving[i]:
+        if motion[rows[i]] == STATIC:
             continue
         low = 0.0
         for a in range(3):
-            low += n[a] * 0.5 * (boxes[i, 0, a] + boxes[i, 1, a]) - abs(n[a]) * 0.5 * (boxes[i, 1, a] - boxes[i, 0, a])
+            low += n[a] * 0.5 * (lo[i, a] + hi[i, a]) - abs(n[a]) * 0.5 * (hi[i, a] - lo[i, a])
         if low <= level:
-            out[k] = rows[i]
+            out[k, 0], out[k, 1] = min(g, rows[i]), max(g, rows[i])
             k += 1
     return k
 
@@ -78,9 +79,10 @@ def _sweep_kernel(motion, sleeping, velocity, spin, radius, dt, out):
 
 
 @njit(cache=True)
-def _root_aabbs(pose, center, axes, half, rows, pad, out):
-    """``out[k]``: the world AABB (lo, hi) of body ``rows[k]``'s root OBB, grown by ``pad[rows[k]]``:
-    centre ``R c + t``, half extents ``|R A^T| h`` (RTCD 4.2.6)."""
+def _root_bounds(pose, center, axes, half, rows, pad, lo, hi):
+    """``lo[k], hi[k]``: the world AABB of body ``rows[k]``'s root OBB, grown by ``pad[rows[k]]``:
+    centre ``R c + t``, half extents ``|R A^T| h`` (RTCD 4.2.6). Returns whether every bound is finite."""
+    finite = True
     for k in range(rows.shape[0]):
         i = rows[k]
         for a in range(3):
@@ -91,8 +93,23 @@ def _root_aabbs(pose, center, axes, half, rows, pad, out):
             for j in range(3):  # the world axis a's extent of the box's axis j
                 m = pose[i, a, 0] * axes[i, j, 0] + pose[i, a, 1] * axes[i, j, 1] + pose[i, a, 2] * axes[i, j, 2]
                 e += abs(m) * half[i, j]
-            out[k, 0, a] = c - e
-            out[k, 1, a] = c + e
+            lo[k, a], hi[k, a] = c - e, c + e
+            finite = finite and math.isfinite(c - e) and math.isfinite(c + e)
+    return finite
+
+
+@njit(cache=True)
+def _body_pairs(rows, pairs, n):
+    """The broad phase's pairs of boxes ``pairs`` (k, 2) as body rows ``rows[box]``, (i < j), sorted."""
+    code = np.empty(pairs.shape[0], np.int64)
+    for k in range(pairs.shape[0]):
+        a, b = rows[pairs[k, 0]], rows[pairs[k, 1]]
+        code[k] = min(a, b) * n + max(a, b)
+    code.sort()
+    out = np.empty((pairs.shape[0], 2), np.int64)
+    for k in range(pairs.shape[0]):
+        out[k, 0], out[k, 1] = code[k] // n, code[k] % n
+    return out
 
 
 def rotation(axis, angle):
@@ -193,7 +210,7 @@ class World:
         self.problems = []  # messages about bodies whose state had to be repaired (see repair())
         self._good = None  # (bodies, poses) at the start of the last step, for repair()
         self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
-        self._boxes = (np.zeros(0, np.int64), np.zeros((0, 2, 3)))  # bounded rows, their (swept) boxes
+        self._boxes = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))  # bounded rows, (swept) lo, hi
         self._candidates = []
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
@@ -360,11 +377,16 @@ class World:
     @staticmethod
     def _world_aabbs(t, index=None, pad=None):
         rows = np.arange(len(t)) if index is None else np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
-        out = np.empty((len(rows), 2, 3))
-        if len(rows):
-            _root_aabbs(t.state.pose, t.root_center, t.root_axes, t.root_half, rows,
-                        np.zeros(len(t)) if pad is None else pad, out)
-        return out
+        lo, hi, _ = World._world_bounds(t, rows, np.zeros(len(t)) if pad is None else pad)
+        return np.stack([lo, hi], axis=1)
+
+    @staticmethod
+    def _world_bounds(t, rows, pad):
+        """``lo, hi`` (k, 3) of the world AABBs of the bodies ``rows`` (root OBBs grown by ``pad``
+        (n,)), and whether all are finite."""
+        lo, hi = np.empty((len(rows), 3)), np.empty((len(rows), 3))
+        finite = _root_bounds(t.state.pose, t.root_center, t.root_axes, t.root_half, rows, pad, lo, hi)
+        return lo, hi, finite
 
     def broad_phase(self, sweep=None):
         """Candidate body pairs ``[(i, j), ...]`` (i < j, sorted): overlapping world AABBs of the
@@ -375,23 +397,19 @@ class World:
     def _broad_pairs(self, sweep=None):
         """As :meth:`broad_phase`, a (k, 2) int64 array."""
         t = self.sync()
-        bounded = np.flatnonzero(~t.unbounded)
+        bounded = t.bounded_rows
         pad = np.ascontiguousarray(self._sweep(t) if sweep is None else sweep, dtype=np.float64)
-        boxes = self._world_aabbs(t, bounded, pad)
-        self._boxes = (bounded, boxes)
+        lo, hi, finite = self._world_bounds(t, bounded, pad)
+        self._boxes = (bounded, lo, hi)
         if len(bounded) < 2:
             self.broad.clear()
             return np.zeros((0, 2), np.int64)
-        lo, hi = np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1])
-        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):  # (poses are finite: radii are not)
+        if not finite:  # (poses are finite: radii are not)
             raise ValueError("broad phase: a body's bounding box is not finite")
         pairs = np.asarray(self.broad.update(lo, hi, check=False), np.int64).reshape(-1, 2)
         if len(bounded) == len(self.bodies):
             return pairs
-        n = len(self.bodies)
-        code = np.sort(np.minimum(bounded[pairs[:, 0]], bounded[pairs[:, 1]]) * n
-                       + np.maximum(bounded[pairs[:, 0]], bounded[pairs[:, 1]]))
-        return np.stack([code // n, code % n], axis=1)
+        return _body_pairs(bounded, pairs, len(self.bodies))
 
     def sweep(self):
         """(n,) how far each moving dynamic body may travel in one step, ``(|v| + |w| r) dt`` with
@@ -410,11 +428,10 @@ class World:
         its plane plus the contact margin: the lowest point of a box along the plane's normal
         ``n`` is ``n . c - |n| . h``."""
         t = self.table
-        ground = np.flatnonzero(t.unbounded)
-        bounded, boxes = self._boxes
+        ground = t.ground_rows
+        bounded, lo, hi = self._boxes
         if not len(ground) or not len(bounded):
             return np.zeros((0, 2), np.int64)
-        moving = t.motion[bounded] != STATIC
         out = []
         for g in ground:
             body = self.bodies[g]
@@ -424,17 +441,16 @@ class World:
                     continue
                 n = pose[:3, :3] @ shape.normal
                 offset = shape.offset + float(n @ pose[:3, 3])
-                near = np.empty(len(bounded), np.int64)
-                near = near[:_reaching(boxes, bounded, moving, n, offset + self.manager.margin, near)]
-                out.append(np.stack([np.minimum(g, near), np.maximum(g, near)], axis=1))
+                near = np.empty((len(bounded), 2), np.int64)
+                out.append(near[:_reaching(lo, hi, bounded, t.motion, g, n, offset + self.manager.margin, near)])
         if not out:
             return np.zeros((0, 2), np.int64)
-        pairs = np.concatenate(out)
-        if len(out) > 1:  # several half-spaces may pair with the same body
-            n = len(self.bodies)
-            code = np.unique(pairs[:, 0] * n + pairs[:, 1])
-            pairs = np.stack([code // n, code % n], axis=1)
-        return pairs
+        if len(out) == 1:
+            return out[0]
+        pairs = np.concatenate(out)  # several half-spaces may pair with the same body
+        n = len(self.bodies)
+        code = np.unique(pairs[:, 0] * n + pairs[:, 1])
+        return np.stack([code // n, code % n], axis=1)
 
     def collide(self):
         """Broad phase, then mid and narrow phases into persistent manifolds and events

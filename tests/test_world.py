@@ -350,7 +350,8 @@ def test_broad_phase_touching_boxes_count():
     w = small_world(n=3, spin=False)
     boxes = {0: np.array([[0.0, 0, 0], [1, 1, 1]]), 1: np.array([[1.0, 0.5, 0.5], [2, 2, 2]]),
              2: np.array([[0.0, 1.0, 1.0], [0.5, 2, 2]])}  # 0-1 share a face, 0-2 an edge
-    w._world_aabbs = lambda t, index=None, pad=None: np.array([boxes[k] for k in (range(3) if index is None else index)])
+    w._world_bounds = lambda t, rows, pad: (np.array([boxes[k][0] for k in rows]), np.array([boxes[k][1] for k in rows]),
+                                            True)
     assert w.broad_phase() == [(0, 1), (0, 2)]
     boxes[1][0, 0] = np.nextafter(1.0, 2.0)
     boxes[2][0, 2] = np.nextafter(1.0, 2.0)
