@@ -394,14 +394,8 @@ def next_store(old, kept, fresh, extra, tol, in_place=True):
     if not len(fresh) and not len(extra) and kept.all():  # all at rest: nothing to join
         old.frozen[:] = True
         return old
-    if not len(old):
-        ow = orl = np.zeros((0, ContactStore.DTYPE.itemsize // 8))
-        ow = ow.view(np.int64)
-    else:
-        ow, orl = old.words, old.reals
-    frozen = old.frozen if len(old) else np.zeros(0, np.bool_)
     out = ContactStore(data=np.empty(int(np.count_nonzero(kept)) + len(fresh) + len(extra), ContactStore.DTYPE))
-    k = _next_store_kernel(ow, orl, kept, frozen, fresh.words, fresh.reals, extra.words, extra.reals,
+    k = _next_store_kernel(old.words, old.reals, kept, old.frozen, fresh.words, fresh.reals, extra.words, extra.reals,
                            float(tol) ** 2, bool(in_place), out.words, out.reals, out.frozen)
     if k < 0:
         return old

@@ -534,7 +534,7 @@ class Session:
             f"manifolds {st['manifolds']} ({st['points']} points)   touching pairs {st['touching']}   "
             f"asleep {self.world.dynamics.stats.get('sleeping', 0)}   "
             f"exact triangles {st['exact'] * ms:5.2f} ms",
-            f"overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
+            "overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
             + f"   tree depth {self.depth}",
         ]
         if self.selected is not None:
