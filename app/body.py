@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collision._jit import njit
 from collision.shapes import HalfSpace, Hull
 
 __all__ = ["Body", "MassProperties", "BodyTable", "STATIC", "KINEMATIC", "DYNAMIC"]
@@ -344,3 +345,19 @@ class BodyTable:
                 self.inv_inertia[k] = inverses[id(m)]
         self.state.stale = False
         self.version += 1
+
+
+@njit(cache=True)
+def box_world_bounds(pose, i, center, axes, half, k, pad, lo, hi):
+    """``lo, hi`` (3,): the world AABB of local box ``k`` (``center[k]``, ``axes[k]`` rows, ``half[k]``)
+    under the pose ``pose[i]`` (4, 4), grown by ``pad``: centre ``R c + t``, half extents
+    ``|R A^T| h + pad`` (RTCD 4.2.6)."""
+    for a in range(3):
+        c = pose[i, a, 3]
+        e = pad
+        for b in range(3):
+            c += pose[i, a, b] * center[k, b]
+        for j in range(3):  # the world axis a's extent of the box's axis j
+            m = pose[i, a, 0] * axes[k, j, 0] + pose[i, a, 1] * axes[k, j, 1] + pose[i, a, 2] * axes[k, j, 2]
+            e += abs(m) * half[k, j]
+        lo[a], hi[a] = c - e, c + e

@@ -86,17 +86,6 @@ class ContactStore:
             index = np.flatnonzero(index)
         return ContactStore(data=self.data.take(index))  # (numpy's take: 10x faster than data[index] on records)
 
-    @classmethod
-    def concatenate(cls, parts):
-        parts = [p for p in parts if len(p)]
-        if not parts:
-            return cls()
-        if len(parts) == 1:
-            return parts[0]
-        # joined as flat words: numpy copies records with sub-array fields field by field, 5x slower
-        words = np.concatenate([np.ascontiguousarray(p.data).view(np.int64) for p in parts])
-        return cls(data=words.view(cls.DTYPE))
-
     @property
     def reals(self):
         """:attr:`data` as (m, w) float64 words (a view of the same memory as :attr:`words`)."""

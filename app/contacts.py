@@ -59,7 +59,7 @@ from collision.round_batch import collide_sphere_pairs
 from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
 from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
-from .body import DYNAMIC, STATIC
+from .body import DYNAMIC, STATIC, box_world_bounds
 from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, sort_store,
                             touch_events)
 
@@ -197,16 +197,7 @@ def _piece_boxes(pose, start, center, axes, half, i, out):
             for a in range(3):
                 out[k, 0, a], out[k, 1, a] = -np.inf, np.inf
             continue
-        for a in range(3):
-            c = pose[i, a, 3]
-            for b in range(3):
-                c += pose[i, a, b] * center[k, b]
-            e = 0.0
-            for j in range(3):
-                m = pose[i, a, 0] * axes[k, j, 0] + pose[i, a, 1] * axes[k, j, 1] + pose[i, a, 2] * axes[k, j, 2]
-                e += abs(m) * half[k, j]
-            out[k, 0, a] = c - e
-            out[k, 1, a] = c + e
+        box_world_bounds(pose, i, center, axes, half, k, 0.0, out[k, 0], out[k, 1])
 
 
 @njit(cache=True)

@@ -25,7 +25,7 @@ import collision as co
 from collision.broad_phase import BROAD_PHASES, make_broad_phase
 from collision.shapes import HalfSpace
 
-from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties
+from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
 
@@ -85,16 +85,9 @@ def _root_bounds(pose, center, axes, half, rows, pad, lo, hi):
     finite = True
     for k in range(rows.shape[0]):
         i = rows[k]
+        box_world_bounds(pose, i, center, axes, half, i, pad[i], lo[k], hi[k])
         for a in range(3):
-            c = pose[i, a, 3]
-            e = pad[i]
-            for b in range(3):
-                c += pose[i, a, b] * center[i, b]
-            for j in range(3):  # the world axis a's extent of the box's axis j
-                m = pose[i, a, 0] * axes[i, j, 0] + pose[i, a, 1] * axes[i, j, 1] + pose[i, a, 2] * axes[i, j, 2]
-                e += abs(m) * half[i, j]
-            lo[k, a], hi[k, a] = c - e, c + e
-            finite = finite and math.isfinite(c - e) and math.isfinite(c + e)
+            finite = finite and math.isfinite(lo[k, a]) and math.isfinite(hi[k, a])
     return finite
 
 

@@ -409,7 +409,7 @@ def test_next_store_joins_kept_fresh_and_extra_rows_as_a_dict_does(seed, in_plac
         cont.ids[r, :c] = cont.ids[r, :c][::-1]
     born = rows(new_keys, rng.integers(1, 5, len(new_keys)))
     empty = rows(all_keys[60:75] + [0, 0, 0, 0, 7], 0)  # piece pairs without points: dropped
-    both = ContactStore.concatenate([cont, born, empty])
+    both = ContactStore(data=np.concatenate([cont.data, born.data, empty.data]))
     to_extra = rng.random(len(both)) < 0.25
     to_extra &= both.count > 0
     fresh, extra = in_key_order(both.take(~to_extra)), in_key_order(both.take(to_extra))
