@@ -29,7 +29,8 @@ def _parser():
     p.add_argument("--headless", action="store_true", help="render offscreen (EGL), no window")
     p.add_argument("--frames", type=int, default=None, help="run this many frames, then exit")
     p.add_argument("--screenshot", metavar="PNG", help="save the last frame as a PNG")
-    p.add_argument("--report", metavar="JSON", help="write per-frame timings, counts and final poses")
+    p.add_argument("--report", metavar="JSON", help="write per-frame timings, counts, the largest body speed and the final poses, velocities "
+                        "and sleep states (in a window: every second and on quitting)")
     p.add_argument("--scripted", metavar="JSON", help="timed input actions (see app/viewer/window.py)")
     p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
     p.add_argument("--broad-phase", default="tree", choices=BROAD_PHASE_NAMES,
@@ -166,7 +167,7 @@ def main(argv=None):
         if args.screenshot:
             print(f"screenshot: {args.screenshot}")
     else:
-        run_interactive(session, width, height)
+        run_interactive(session, width, height, report=args.report)
     return 0
 
 

@@ -40,6 +40,8 @@ from numba import njit, prange
 
 from collision import _vec as v
 
+from .mouse_joint import solve_mouse_joint
+
 __all__ = ["ContactRows", "island_order", "solve_contacts", "tangents"]
 
 
@@ -242,11 +244,15 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
 
 
 @njit(cache=True)
-def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                 bounce_threshold, warm, tolerance, s0, s1, target, approach):
+def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint):
     """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran
     (fewer than ``iterations`` once a pair of sweeps changed none of its contacts' relative
-    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points."""
+    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points.
+    When body row ``jk`` is in the island, the mouse joint ``joint`` is solved after each sweep."""
+    held = False
+    for c in range(s0, s1):
+        held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
     for c in range(s0, s1):
         a, b = ia[c], ib[c]
         va, wa = _load(vel, w, a)
@@ -322,6 +328,8 @@ def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse
                 va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
             _store(vel, w, a, va, wa)
             _store(vel, w, b, vb, wb)
+        if held:
+            change = max(change, solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint))
     # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
     # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
     # approaches faster than the threshold, towards -restitution times the approach speed.
@@ -351,17 +359,26 @@ def _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse
 
 
 @njit(cache=True, parallel=True)
-def _solve_islands(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                   bounce_threshold, warm, tolerance, starts, done):
+def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                   bounce_threshold, warm, tolerance, starts, done, jk, joint):
     """:func:`_solve_range` on every island (``starts`` (m + 1,)), the islands spread over the
     threads (``prange``); ``done[i]`` gets island ``i``'s iteration count. Islands share no body,
-    so each gets the same result on any thread."""
+    so each gets the same result on any thread (the mouse joint's body is in one island at most)."""
     k = ia.shape[0]
     target = np.empty(k)
     approach = np.empty(k)
     for i in prange(starts.shape[0] - 1):
-        done[i] = _solve_range(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                               bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target, approach)
+        done[i] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
+                               iterations, bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target,
+                               approach, jk, joint)
+
+
+@njit(cache=True)
+def _solve_joint_alone(vel, w, inv_m, inv_i, jk, joint, iterations, tolerance):
+    """The mouse joint on a body that touches nothing: its iterations alone."""
+    for _ in range(iterations):
+        if solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint) <= tolerance:
+            break
 
 
 @njit(cache=True, parallel=True)
@@ -420,7 +437,7 @@ def island_order(ia, ib, n):
 
 
 def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2, slop=0.005,
-                   bounce_threshold=0.5, warm=True, tolerance=0.0, stats=None):
+                   bounce_threshold=0.5, warm=True, tolerance=0.0, stats=None, joint=None):
     """Solve the contact constraints in place: ``vel``, ``w`` and ``rows.impulse`` change.
 
     Returns the pseudo velocities ``(pv, pw)`` (n, 3) of the position correction, which the
@@ -451,9 +468,18 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
         velocity by more than this (units/s; 0: always run ``iterations``).
     stats : dict, optional
         Receives ``"iterations"``, the velocity iterations that ran.
+    joint : (int, (JOINT_WIDTH,) float64), optional
+        A mouse joint (:mod:`app.mouse_joint`): the grabbed body's row and the packed joint, already
+        warm started. It is solved with the contacts of its body's island, after each sweep, or
+        alone when its body touches nothing; its accumulated impulses are updated in place.
     """
     pv, pw = np.zeros_like(vel), np.zeros_like(w)
-    k = len(rows.ia)
+    k = 0 if rows is None else len(rows.ia)
+    jk, jarr = joint if joint is not None else (-1, np.zeros(1))
+    if jk >= 0 and (not k or not (np.any(rows.ia == jk) or np.any(rows.ib == jk))):
+        _solve_joint_alone(vel, w, inv_m, np.ascontiguousarray(inv_i, dtype=np.float64), jk, jarr,
+                           int(iterations), float(tolerance))
+        jk = -1
     if not k:
         return pv, pw
     if rows.islands is not None:  # (the world's rows come island by island already)
@@ -464,16 +490,16 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
         part = ContactRows(rows.ia[order], rows.ib[order], rows.normal[order], rows.ra[order], rows.rb[order],
                            rows.depth[order], rows.friction[order], rows.restitution[order], rows.impulse[order])
         pv, pw = solve_contacts(vel, w, inv_m, inv_i, part, np.asarray(kin)[order], dt, iterations, beta, slop,
-                                bounce_threshold, warm, tolerance, stats)
+                                bounce_threshold, warm, tolerance, stats, (jk, jarr) if jk >= 0 else None)
         rows.impulse[order] = part.impulse
         return pv, pw
     p = np.empty((k, _WIDTH))
     _constraints(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1, rows.t2, inv_m,
                  np.ascontiguousarray(inv_i, dtype=np.float64), np.ascontiguousarray(kin, dtype=np.float64), p)
     done = np.zeros(len(starts) - 1, np.int64)
-    _solve_islands(vel, w, inv_m, rows.ia, rows.ib, p, rows.depth, rows.friction, rows.restitution,
-                   rows.impulse, float(dt), int(iterations), float(bounce_threshold), bool(warm),
-                   float(tolerance), starts, done)
+    _solve_islands(vel, w, inv_m, np.ascontiguousarray(inv_i, dtype=np.float64), rows.ia, rows.ib, p, rows.depth,
+                   rows.friction, rows.restitution, rows.impulse, float(dt), int(iterations),
+                   float(bounce_threshold), bool(warm), float(tolerance), starts, done, jk, jarr)
     if stats is not None:
         stats["iterations"] = int(done.max())
         stats["islands"] = len(done)

@@ -358,6 +358,17 @@ class World:
             b.wake()
         self._fresh = False
 
+    def wake_touching(self, index, margin=0.01):
+        """Wake the dynamic bodies whose world AABBs come within ``margin`` of body ``index``'s (a
+        kinematic body moved by the user reaches into a sleeping pile: the pile must answer)."""
+        boxes = self.world_aabbs()
+        lo, hi = boxes[index, 0] - margin, boxes[index, 1] + margin
+        near = np.all((boxes[:, 0] <= hi) & (boxes[:, 1] >= lo), axis=1)
+        for k in np.flatnonzero(near):
+            b = self.bodies[k]
+            if k != index and b.moves and b.sleeping:
+                b.wake()
+
     # -- detection -------------------------------------------------------------
 
     def world_aabbs(self, index=None):

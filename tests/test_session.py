@@ -596,7 +596,7 @@ def test_y_turns_continuous_detection_off_and_on(session):
     assert session.world.ccd
 
 
-def test_dragging_a_dynamic_body_pulls_it_on_a_spring():
+def test_dragging_a_dynamic_body_pulls_it_on_the_mouse_joint():
     from app.world import World
     from tests._bodies import box_body, ground_body
 
@@ -610,16 +610,53 @@ def test_dragging_a_dynamic_body_pulls_it_on_a_spring():
     before = box.pose.copy()
     s.mouse_drag(x, y + 80, 0, 80, "left")  # upwards on the screen
     grab = s.world.dynamics.grab
-    assert grab is not None and grab[0] is box
-    np.testing.assert_array_equal(box.pose, before)  # not moved by hand: the spring acts in the steps
-    local, target = grab[1], grab[2]
+    assert grab is not None and grab.body is box
+    np.testing.assert_array_equal(box.pose, before)  # not moved by hand: the joint acts in the steps
+    target = grab.target
     assert target[1] > s._drag["point"][1] + 0.05  # the cursor's point is above the grabbed one
+    anchor, cursor = s.grab_line
+    np.testing.assert_allclose(anchor, s._drag["point"], atol=1e-12)
+    np.testing.assert_array_equal(cursor, target)
     for _ in range(240):
         s.world.step()
-    held = box.pose[:3, :3] @ local + box.pose[:3, 3]  # the grabbed point hangs at the cursor
-    np.testing.assert_allclose(held, target, atol=0.02)
+    # the grabbed point hangs at the cursor, sagging by about g / omega^2 (1 cm at 5 Hz)
+    np.testing.assert_allclose(grab.anchor(), target, atol=0.02)
     s.mouse_release(x, y + 80, "left")
-    assert s.world.dynamics.grab is None
+    assert s.world.dynamics.grab is None and s.grab_line is None
+
+
+def test_a_static_body_is_selected_but_not_dragged_and_a_kinematic_one_wakes_what_it_reaches():
+    from app.world import World
+    from tests._bodies import box_body, ground_body
+
+    ground = ground_body()
+    wall = box_body("wall", (0.15, 0.5, 0.5), (0.8, 0.5, 0.0), motion="static")
+    pusher = box_body("pusher", (0.15, 0.15, 0.15), (-0.6, 0.15, 0.0), motion="kinematic")
+    box = box_body("box", (0.15, 0.15, 0.15), (0.0, 0.15, 0.0), motion="dynamic")
+    s = Session(World([ground, wall, pusher, box]))
+    s.camera.width, s.camera.height = W, H
+    s.frame_camera()
+    for _ in range(90):  # the box falls asleep on the ground
+        s.world.step()
+    assert box.sleeping
+    x, y = s.camera.project(wall.world_center())[:2]
+    s.mouse_press(x, y, "left")
+    assert s.selected == 1
+    before, eye = wall.pose.copy(), s.camera.eye.copy()
+    s.mouse_drag(x + 60, y, 60, 0, "left")
+    np.testing.assert_array_equal(wall.pose, before)  # a static body stays where it is
+    assert not np.allclose(s.camera.eye, eye)  # the drag orbits the camera instead
+    s.mouse_release(x + 60, y, "left")
+    s.frame_camera()
+    x, y = s.camera.project(pusher.world_center())[:2]
+    s.mouse_press(x, y, "left")
+    assert s.selected == 2
+    tx, ty = s.camera.project(pusher.world_center() + [0.5, 0.0, 0.0])[:2]
+    s.mouse_drag(tx, ty, tx - x, ty - y, "left")  # into the sleeping box
+    assert pusher.pose[0, 3] > -0.3 and not box.sleeping
+    for _ in range(30):
+        s.world.step()
+    assert box.pose[0, 3] > 0.05  # pushed out of the kinematic body by the contacts
 
 
 def test_a_non_finite_body_is_reported_and_the_viewer_goes_on():

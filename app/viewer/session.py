@@ -232,20 +232,21 @@ class Session:
         return k, point
 
     def mouse_press(self, x, y, button):
-        """``button``: "left", "right" or "middle"."""
+        """``button``: "left", "right" or "middle". A left press selects the body under the cursor
+        and, unless it is static, holds it for a drag."""
         self._press = (x, y)
         self._drag = None
         if button == "left":
             k, point = self.pick(x, y)
             self.selected = k
-            if k is not None:
-                self._drag = {"index": k, "point": point}
+            if k is not None and self.world.bodies[k].motion != "static":
+                self._drag = {"index": k, "point": point, "body": self.world.bodies[k]}
 
     def mouse_drag(self, x, y, dx, dy, button):
         if button == "left" and self._drag is not None:
             self._drag_body(x, y)
         elif button == "left":
-            self.camera.orbit(dx, dy)
+            self.camera.orbit(dx, dy)  # on nothing, or on a static body (the ground): orbit
         else:
             self.camera.pan(dx, dy)
 
@@ -256,9 +257,28 @@ class Session:
     def scroll(self, clicks):
         self.camera.zoom(clicks)
 
+    @property
+    def grab_line(self):
+        """``(grabbed point, cursor point)`` world (3,) each while a dynamic body is dragged, else None."""
+        joint = self.world.dynamics.grab
+        if joint is None or joint.body not in self.world.bodies:
+            return None
+        return joint.anchor(), joint.target.copy()
+
     def _drag_body(self, x, y):
-        """Move the dragged body so the grabbed point stays under the cursor (view plane)."""
+        """Pull the dragged body towards the cursor in the view plane through the grabbed point.
+
+        A dynamic body hangs on the mouse joint (:class:`app.mouse_joint.MouseJoint`): soft, with a
+        force of at most a few dozen times its weight and a speed of at most a few metres a second
+        however fast the cursor moves, solved with the contacts, so a drag cannot fling it or
+        blow up what it touches. A kinematic body follows the cursor exactly and wakes the
+        sleeping bodies it reaches (they are pushed out by the contacts)."""
         d = self._drag
+        body = d["body"]
+        if body not in self.world.bodies:  # removed meanwhile (a scene swap, an old thrown ball)
+            self._drag = None
+            self.world.dynamics.release()
+            return
         origin, direction = self.camera.ray(x, y)
         normal = self.camera.target - self.camera.eye
         normal /= np.linalg.norm(normal)
@@ -267,14 +287,17 @@ class Session:
             return
         t = ((d["point"] - origin) @ normal) / denom
         target = origin + t * direction
-        body = self.world.bodies[d["index"]]
-        if Dynamics.moves(body):  # a dynamic body follows a spring (it still collides)
-            if self.world.dynamics.grab is None:
+        if not np.all(np.isfinite(target)):
+            return
+        index = self.world.bodies.index(body)
+        if Dynamics.moves(body):
+            if self.world.dynamics.grab is None or self.world.dynamics.grab.body is not body:
                 self.world.dynamics.grab_body(body, d["point"], target)
             self.world.dynamics.move_grab(target)
             return
         delta = target - d["point"]
-        self.world.move_body(d["index"], translation=delta)
+        self.world.move_body(index, translation=delta)
+        self.world.wake_touching(index)
         d["point"] = target
 
     # -- files ---------------------------------------------------------------

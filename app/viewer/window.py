@@ -8,6 +8,7 @@ import json
 import os
 import time
 
+import numpy as np
 import pyglet
 from pyglet.window import key, mouse
 
@@ -33,6 +34,7 @@ class ViewerWindow(pyglet.window.Window):
         self.hud = Hud()
         self._last = time.perf_counter()
         self._fps = 0.0
+        self.pointer = None  # where a scripted press holds the left button, (x, y), or None
         session.camera.width, session.camera.height = self.get_framebuffer_size()
 
     # -- events --------------------------------------------------------------
@@ -130,12 +132,63 @@ class ViewerWindow(pyglet.window.Window):
             self.save_screenshot(path)
 
 
-def run_interactive(session, width=1280, height=720):
-    """Open the window and run until the user quits."""
+def run_interactive(session, width=1280, height=720, report=None):
+    """Open the window and run until the user quits.
+
+    ``report``: a JSON path, written as :func:`run_frames` writes it, every second and on quitting
+    (so a program driving the window, or a person, can follow a live session)."""
     win = ViewerWindow(session, width, height)
     pyglet.clock.schedule_interval(win.tick, 1 / 60.0)
+    if report:
+        recorder = Recorder(session)
+        win.push_handlers(on_draw=lambda: recorder.record(session.times["frame"]))
+        pyglet.clock.schedule_interval(lambda _dt: recorder.write(report), 1.0)
     pyglet.app.run(1 / 60.0)
+    if report:
+        recorder.write(report)
     win.close()
+
+
+class Recorder:
+    """Per-frame timings, counts and the largest body speed of a session, and its final state."""
+
+    def __init__(self, session):
+        self.session = session
+        self.frames = []
+
+    def record(self, wall):
+        """Add this frame's line (``wall``: its wall-clock seconds)."""
+        session = self.session
+        st = session.world.stats
+        self.frames.append({"frame": len(self.frames), "wall": wall, "update": st["update"],
+                            "broad": st["broad"], "narrow": st["narrow"], "render": session.times["render"],
+                            "candidates": st["candidates"], "box_tests": st["box_tests"],
+                            "tri_tests": st["tri_tests"], "contacts": st["contacts"],
+                            "max_speed": max_speed(session.world.bodies)})
+
+    def report(self):
+        """The report: the frames, then the bodies (pose, velocity, spin, asleep) and the session."""
+        session = self.session
+        return {
+            "frames": self.frames,
+            "bodies": [{"name": b.name, "pose": b.pose.tolist(), "velocity": b.velocity.tolist(),
+                        "spin": b.spin.tolist(), "asleep": bool(b.sleeping)} for b in session.world.bodies],
+            "selected": session.selected,
+            "contact_pairs": [[session.world.bodies[c.a].name, session.world.bodies[c.b].name, len(c.pairs)]
+                              for c in session.world.contacts],
+            "flags": dict(session.flags),
+            "messages": [m[0] for m in session.messages],
+        }
+
+    def write(self, path):
+        """Write the report to ``path`` (JSON) through a temporary file, so a reader never sees half."""
+        tmp = f"{path}.tmp"
+        try:
+            with open(tmp, "w") as fh:
+                json.dump(self.report(), fh, indent=1)
+            os.replace(tmp, path)
+        except OSError as exc:
+            self.session.say(f"{path}: cannot write the report ({exc})", error=True)
 
 
 def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, script=None,
@@ -162,7 +215,7 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
     """
     win = ViewerWindow(session, width, height, visible=visible)
     script = sorted(script or [], key=lambda a: a.get("frame", 0))
-    per_frame = []
+    recorder = Recorder(session)
     k = 0
     for frame in range(frames):
         while k < len(script) and script[k].get("frame", 0) <= frame:
@@ -175,30 +228,24 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
         win.step_frame(frame_dt)
         wall = time.perf_counter() - t0
         session.times["fps"] = 1.0 / wall if wall > 0 else 0.0
-        st = session.world.stats
-        per_frame.append({"frame": frame, "wall": wall, "update": st["update"], "broad": st["broad"],
-                          "narrow": st["narrow"], "render": session.times["render"],
-                          "candidates": st["candidates"], "box_tests": st["box_tests"],
-                          "tri_tests": st["tri_tests"], "contacts": st["contacts"]})
+        recorder.record(wall)
         if frame == frames - 1 and screenshot:
             win.save_screenshot(screenshot)
         win.flip()
         if session.quit_requested:
             break
-    out = {
-        "frames": per_frame,
-        "bodies": [{"name": b.name, "pose": b.pose.tolist()} for b in session.world.bodies],
-        "selected": session.selected,
-        "contact_pairs": [[session.world.bodies[c.a].name, session.world.bodies[c.b].name, len(c.pairs)]
-                          for c in session.world.contacts],
-        "flags": dict(session.flags),
-        "messages": [m[0] for m in session.messages],
-    }
+    out = recorder.report()
     if report:
         with open(report, "w") as fh:
             json.dump(out, fh, indent=1)
     win.close()
     return out
+
+
+def max_speed(bodies):
+    """The largest speed of a body's centre of mass (scene units / s; 0 with no body)."""
+    speeds = [float(np.linalg.norm(b.velocity)) for b in bodies]
+    return max(speeds, default=0.0)
 
 
 def apply_action(win, action):
@@ -208,6 +255,12 @@ def apply_action(win, action):
     ``{"click": [x, y]}`` (left button, origin bottom-left),
     ``{"drag": [x0, y0, x1, y1], "button": "left", "steps": 10}``,
     ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``.
+
+    A drag that lasts across frames, as a person's does:
+    ``{"press": [x, y]}`` presses the left button at a pixel, ``{"press": "BODY NAME"}`` at the
+    window projection of that body's centre (its root box's centre), ``{"move": [dx, dy]}``
+    moves the held pointer by pixels (a drag event), ``{"release": true}`` lets go where the
+    pointer is.
     """
     if "key" in action:
         sym = getattr(key, action["key"])
@@ -230,9 +283,34 @@ def apply_action(win, action):
             win.dispatch_event("on_mouse_drag", x, y, x - px, y - py, button, 0)
             px, py = x, y
         win.dispatch_event("on_mouse_release", x1, y1, button, 0)
+    if "press" in action:
+        target = action["press"]
+        if isinstance(target, str):
+            x, y = _body_pixel(win.session, target)
+        else:
+            x, y = (float(c) for c in target)
+        win.pointer = (x, y)
+        win.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+    if "move" in action and win.pointer is not None:
+        dx, dy = (float(c) for c in action["move"])
+        x, y = win.pointer[0] + dx, win.pointer[1] + dy
+        win.pointer = (x, y)
+        win.dispatch_event("on_mouse_drag", x, y, dx, dy, mouse.LEFT, 0)
+    if action.get("release") and win.pointer is not None:
+        x, y = win.pointer
+        win.pointer = None
+        win.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
     if "scroll" in action:
         win.dispatch_event("on_mouse_scroll", 0, 0, 0, action["scroll"])
     if "drop" in action:
         win.dispatch_event("on_file_drop", 0, 0, list(action["drop"]))
     if "screenshot" in action:
         win.session.screenshot_requested = action["screenshot"]
+
+
+def _body_pixel(session, name):
+    """Window pixel of the centre of the body called ``name`` (a ValueError when there is none)."""
+    for b in session.world.bodies:
+        if b.name == name:
+            return session.camera.project(b.world_center())
+    raise ValueError(f"no body named {name!r} to press on")
