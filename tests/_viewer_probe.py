@@ -74,7 +74,7 @@ def main(config_path, out):
         "boxes": [{"name": b.name, "left_out": b.left_out, "x": b.x, "y": b.y, "width": b.width, "height": b.height,
                    "columns": [list(c) for c in b.columns], "column_width": b.column_width,
                    "line_height": b.metrics.line_height, "char_width": b.metrics.char_width,
-                   "origins": b.text_origins()} for b in win.hud.boxes],
+                   "origins": b.text_origins()} for b in getattr(win.hud, "boxes", [])],
         "messages": [m[0] for m in session.messages],
     }
     with open(os.path.join(out, "probe.json"), "w") as fh:
