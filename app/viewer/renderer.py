@@ -143,6 +143,16 @@ void main() { frag = vec4(v_color, 1.0); }
 """
 
 
+def _spheres(world):
+    """The bounding spheres of the world's bodies but its grounds, from its packed table:
+    ``centers (k, 3)``, ``radii (k,)`` and their rows in ``world.bodies`` ``(k,)``."""
+    t = world.sync()
+    rows = t.bounded_rows
+    pose = t.state.pose[rows]
+    centers = np.einsum("kij,kj->ki", pose[:, :3, :3], t.root_center[rows]) + pose[:, :3, 3]
+    return centers, t.radius[rows], rows
+
+
 def _mat(m):
     """numpy (4, 4) to the column-major flat tuple GL wants."""
     return tuple(np.asarray(m, np.float32).T.ravel().tolist())
@@ -322,7 +332,11 @@ class Renderer:
         if not planes:
             return 0.0
         eye = cam.eye
-        lo, hi = session.world.bounds()
+        centers, radii, _ = _spheres(session.world)
+        if len(centers):  # the box around the bodies' bounding spheres
+            lo, hi = (centers - radii[:, None]).min(axis=0), (centers + radii[:, None]).max(axis=0)
+        else:
+            lo = hi = cam.target
         start, end = ground_fade(eye, cam.distance, lo, hi, cam.far)
         gp = self.ground_program
         gp.use()
@@ -349,13 +363,9 @@ class Renderer:
     def _draw_tiny(self, session, vp):
         """A disc of MIN_BODY_PX radius at the centre of each body drawn smaller than that."""
         cam = session.camera
-        bodies = [b for b in session.world.bodies if not b.unbounded]
-        if not bodies:
-            return
+        centers, radii, rows = _spheres(session.world)
         eye = cam.eye
         forward = (cam.target - eye) / cam.distance
-        centers = np.array([b.world_center() for b in bodies])
-        radii = np.array([b.radius for b in bodies])
         idx = tiny_bodies(centers, radii, eye, forward, cam.fovy, cam.height, MIN_BODY_PX)
         if not len(idx):
             return
@@ -365,7 +375,8 @@ class Renderer:
         lift = radii[idx] + MIN_BODY_PX * pixel_world_sizes(c, eye, forward, cam.fovy, cam.height)
         toward = eye - c
         pos = c + toward / np.linalg.norm(toward, axis=1)[:, None] * lift[:, None]
-        cols = np.array([bodies[k].color for k in idx], np.float32)
+        bodies = session.world.bodies
+        cols = np.array([bodies[rows[k]].color for k in idx], np.float32)
         size = np.full(len(idx), 2 * MIN_BODY_PX + 1, np.float32)
         dp = self.dot_program
         dp.use()
