@@ -22,6 +22,7 @@ MARGIN = 8      # pixels between the window's edge and a panel, and between pane
 PAD = 6         # pixels between a panel's edge and its text
 COLUMN_GAP = 3  # characters between two help columns
 MAX_COLUMNS = 4
+MIN_COLUMN_CHARS = 24  # a help column narrower than this wraps too much to read
 
 
 @dataclass(frozen=True)
@@ -170,29 +171,57 @@ def _help_box_in(lines, left, top, right, bottom, metrics):
     if capacity < 1 or inner < cw:
         return None
     longest = max(len(line) for line in lines)
-    best = None
+    tried = []
     for ncol in range(1, MAX_COLUMNS + 1):
         chars = int((inner / cw - COLUMN_GAP * (ncol - 1)) // ncol)
-        if chars < 12 and ncol > 1:
+        if chars < MIN_COLUMN_CHARS and ncol > 1:
             break
         chars = min(chars, longest)
         rows = _wrap_all(lines, chars)
         cols = _split_columns(lines, chars, ncol)
-        best = (cols, chars, rows)
         if max(len(c) for c in cols) <= capacity:
+            tried = [(cols, chars, rows)]
             break
-    cols, chars, rows = best
+        tried.append((cols, chars, rows))
+    # when none fits, the one that shows the largest part of the help (the fewest columns of those)
+    cols, chars, rows = max(tried, key=lambda t: min(1.0, capacity * len(t[0]) / len(t[2])))
     left = 0
     if max(len(c) for c in cols) > capacity:  # nothing fits: fill the columns, say what is left
-        rows, left = _fit_rows(rows, capacity * len(cols), chars)
-        cols = [rows[k * capacity:(k + 1) * capacity] for k in range(len(cols))]
-        cols = [c for c in cols if c]
+        cols, left = _fill_columns(lines, chars, len(cols), capacity)
     used = max(max(len(r) for r in c) for c in cols)
     col_w = (chars + COLUMN_GAP) * cw
     text_w = (len(cols) - 1) * col_w + used * cw
     height = max(len(c) for c in cols) * lh + 2 * PAD
     width = text_w + 2 * PAD
     return TextBox("help", right - width, top, width, height, tuple(tuple(c) for c in cols), col_w, metrics, left)
+
+
+def _fill_columns(lines, chars, ncol, capacity):
+    """The entries (each wrapped to ``chars``) filling ``ncol`` columns of ``capacity`` rows in
+    order, an entry's lines kept together, the last row saying how many rows are left out;
+    returns the columns and that count."""
+    entries = [wrap(line, chars) for line in lines]
+    total = sum(len(e) for e in entries)
+    cols = [[]]
+    shown = 0
+    for e in entries:
+        if len(cols[-1]) + len(e) > capacity:
+            if len(cols) == ncol:
+                break
+            cols.append([])
+            if len(e) > capacity:
+                break
+        cols[-1].extend(e)
+        shown += len(e)
+    while shown < total:  # room for the note: drop whole entries from the end of the last column
+        note = f"... {total - shown} more lines: enlarge the window"
+        if len(cols[-1]) < capacity:
+            cols[-1].append(note if len(note) <= chars else f"+{total - shown}"[:chars])
+            break
+        shown -= 1
+        cols[-1].pop()
+    cols = [c for c in cols if c]
+    return cols, total - shown
 
 
 def _split_columns(lines, chars, ncol):
