@@ -284,3 +284,123 @@ def test_instance_rows_rebuild_the_model_matrix_as_glsl_does():
         np.testing.assert_allclose(pts @ model[k].T, pts @ poses[k].T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(rows[:, 16:19], cols, rtol=1e-6)
     np.testing.assert_array_equal(rows[:, 19], hl)
+
+
+def test_cross_and_ray_lines_take_one_size_per_point():
+    rng = np.random.default_rng(5)
+    pts = rng.normal(size=(4, 3))
+    sizes = np.array([0.1, 2.0, 0.003, 7.5])
+    strokes = bf.cross_lines(pts, sizes).reshape(4, 3, 2, 3).astype(float)
+    for k in range(4):
+        np.testing.assert_allclose(np.linalg.norm(strokes[k, :, 1] - strokes[k, :, 0], axis=1), 2 * sizes[k],
+                                   rtol=1e-5)
+    d = rng.normal(size=(4, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    r = bf.ray_lines(pts, d, sizes).astype(float)
+    np.testing.assert_allclose(r[1::2] - r[0::2], d * sizes[:, None], rtol=1e-5, atol=1e-6)
+
+
+# -- sizes in pixels -------------------------------------------------------------------------
+
+
+def random_camera(rng):
+    from app.viewer.camera import OrbitCamera
+
+    cam = OrbitCamera(target=rng.normal(size=3) * 10 ** rng.uniform(-2, 2), distance=10 ** rng.uniform(-2, 3),
+                      yaw=rng.uniform(-4, 4), pitch=rng.uniform(-1.4, 1.4), fovy=rng.uniform(20, 90))
+    cam.width, cam.height = int(rng.integers(64, 2500)), int(rng.integers(64, 2500))
+    return cam
+
+
+def points_in_view(cam, rng, n):
+    """World points inside the view frustum, at depths from just past the near plane to far away."""
+    x = rng.uniform(0.05, cam.width - 0.05, n)
+    y = rng.uniform(0.05, cam.height - 0.05, n)
+    depth = cam.distance * 10 ** rng.uniform(-1.5, 2, n)
+    out = []
+    for xi, yi, d in zip(x, y, depth):
+        origin, direction = cam.ray(xi, yi)
+        forward = (cam.target - cam.eye) / cam.distance
+        out.append(cam.eye + direction * d / (direction @ forward))  # at view depth d
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pixel_world_sizes_agree_with_the_projection(seed):
+    """A length of k pixels' world size, laid across the view at p, projects to k pixels (both
+    across and up the screen), for any camera, point and window."""
+    rng = np.random.default_rng(600 + seed)
+    cam = random_camera(rng)
+    pts = points_in_view(cam, rng, 30)
+    forward = (cam.target - cam.eye) / cam.distance
+    size = bf.pixel_world_sizes(pts, cam.eye, forward, cam.fovy, cam.height)
+    assert size.shape == (30,) and np.all(size > 0)
+    right, up = cam.screen_axes()
+    for k in (1.0, 5.0, 40.0):
+        for axis in (right, up):
+            for p, s in zip(pts, size):
+                a = np.array(cam.project(p))
+                b = np.array(cam.project(p + axis * k * s))
+                np.testing.assert_allclose(np.linalg.norm(b - a), k, rtol=1e-6)
+
+
+def test_pixel_world_sizes_grow_with_depth_and_clamp_behind_the_eye():
+    eye, fwd = np.zeros(3), np.array([0.0, 0, -1])
+    s = bf.pixel_world_sizes([[0, 0, -1], [3, 1, -2], [0, 0, -100], [0, 0, 5]], eye, fwd, 90.0, 500)
+    np.testing.assert_allclose(s[:3], np.array([1, 2, 100]) * 2 / 500, rtol=1e-12)  # tan(45 deg) = 1
+    assert 0 < s[3] < 1e-9  # behind the eye: the smallest, never negative
+
+
+def test_tiny_bodies_are_the_ones_under_the_pixel_radius():
+    from app.viewer.camera import OrbitCamera
+
+    cam = OrbitCamera(target=(0, 0, 0), distance=10.0, yaw=0.0, pitch=0.0, fovy=60.0)
+    cam.width, cam.height = 800, 600
+    fwd = (cam.target - cam.eye) / cam.distance
+    centers = np.array([[0, 0, 0], [0, 0, 0], [1, 0, -40], [0, 0, 20], [2, 1, 0]], float)
+    radii = np.array([0.01, 1.0, 0.2, 0.001, 0.05])
+    idx = bf.tiny_bodies(centers, radii, cam.eye, fwd, cam.fovy, cam.height, 4.0)
+    # brute force: the projected radius of each (a point one radius to the side, in pixels)
+    right = cam.screen_axes()[0]
+    px = [np.linalg.norm(np.subtract(cam.project(c + r * right), cam.project(c))) for c, r in zip(centers, radii)]
+    expected = [k for k in range(5) if px[k] < 4.0 and (centers[k] - cam.eye) @ fwd > 0]
+    assert idx.tolist() == expected == [0, 2, 4]  # the body behind the eye (index 3) is left out
+    assert bf.tiny_bodies(np.zeros((0, 3)), np.zeros(0), cam.eye, fwd, 60.0, 600, 4.0).shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ground_quad_lies_on_the_plane_centred_under_the_eye(seed):
+    rng = np.random.default_rng(700 + seed)
+    n = rng.normal(size=3)
+    n /= np.linalg.norm(n)
+    offset = rng.normal() * 3
+    eye = rng.normal(size=3) * 20
+    half = 10 ** rng.uniform(0, 4)
+    q = bf.ground_quad(n, offset, eye, half).astype(float)
+    assert q.shape == (6, 3)
+    np.testing.assert_allclose(q @ n, offset, atol=1e-6 * max(half, abs(offset), 1) * 10)
+    corners = np.unique(np.round(q / half, 5), axis=0) * half
+    assert len(corners) == 4
+    foot = eye - (n @ eye - offset) * n
+    np.testing.assert_allclose(corners.mean(0), foot, atol=1e-4 * half)
+    # a square of side 2 half: every corner sqrt(2) half from the centre, the two triangles cover it
+    np.testing.assert_allclose(np.linalg.norm(corners - foot, axis=1), np.sqrt(2) * half, rtol=1e-5)
+    t = q.reshape(2, 3, 3)
+    area = 0.5 * np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1).sum()
+    np.testing.assert_allclose(area, 4 * half * half, rtol=1e-5)
+
+
+def test_ground_fade_keeps_every_body_on_full_ground():
+    eye = np.array([3.0, 2.0, 4.0])
+    lo, hi = np.array([-1.0, 0, -1]), np.array([100.0, 1.0, 1.0])  # one body 100 units away
+    start, end = bf.ground_fade(eye, 5.0, lo, hi, far_plane=5000.0)
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    assert start >= np.linalg.norm(corners - eye, axis=1).max()
+    assert start >= 4 * 5.0 and end > start
+    # a small scene: the ground reaches four view distances at full colour, and ends before the far plane
+    s2, e2 = bf.ground_fade(eye, 5.0, [-0.1, 0, -0.1], [0.1, 0.1, 0.1], far_plane=5000.0)
+    assert s2 == pytest.approx(20.0) and e2 == pytest.approx(80.0)
+    s3, e3 = bf.ground_fade(eye, 5.0, lo, hi, far_plane=100.0)
+    assert e3 <= 90.0 and s3 < e3
+    s4, e4 = bf.ground_fade(eye, 5.0, [-np.inf] * 3, [np.inf] * 3, far_plane=5000.0)  # no finite scene
+    assert np.isfinite(s4) and np.isfinite(e4) and s4 < e4

@@ -2,8 +2,13 @@
 
 Everything returns float32 arrays ready for a vertex buffer: flat-shaded
 triangle lists (positions and normals), line lists for box wireframes, grids,
-axes, crosses at points. Tested without a window.
+axes, crosses at points, the ground. Sizes that must read the same at any
+scale (markers, normals, the smallest a body is drawn) are given in pixels
+and turned into world lengths per point (:func:`pixel_world_sizes`). Tested
+without a window.
 """
+
+import math
 
 import numpy as np
 
@@ -74,9 +79,21 @@ def grid_lines(half_size=5.0, step=0.5, y=0.0):
 
 
 def cross_lines(points, size):
-    """Three short axis-aligned strokes through each point: ``(6 k, 3)`` line list."""
+    """Three short axis-aligned strokes through each point.
+
+    Parameters
+    ----------
+    points : (k, 3) float
+    size : float or (k,) float
+        Half the length of each stroke (world units), one for all or one per point.
+
+    Returns
+    -------
+    (6 k, 3) float32 line list
+    """
     p = np.asarray(points, float).reshape(-1, 3)
-    offs = np.eye(3) * size
+    size = np.broadcast_to(np.asarray(size, float).reshape(-1), (len(p),)) if len(p) else np.zeros(0)
+    offs = size[:, None, None] * np.eye(3)  # (k, 3, 3)
     ends = np.stack([p[:, None] - offs, p[:, None] + offs], axis=2)  # (k, 3, 2, 3)
     return ends.reshape(-1, 3).astype(np.float32)
 
@@ -87,10 +104,129 @@ def segment_lines(segments):
 
 
 def ray_lines(points, directions, length):
-    """A stroke from each point along its direction: ``(2 k, 3)``."""
+    """A stroke from each point along its direction: ``(2 k, 3)``.
+
+    ``length`` is one float for all or ``(k,)`` (world units, per point).
+    """
     p = np.asarray(points, float).reshape(-1, 3)
     d = np.asarray(directions, float).reshape(-1, 3)
+    length = np.asarray(length, float)
+    if length.ndim:
+        length = length.reshape(-1, 1)
     return np.stack([p, p + d * length], axis=1).reshape(-1, 3).astype(np.float32)
+
+
+def pixel_world_sizes(points, eye, forward, fovy_deg, viewport_height, near=1e-9):
+    """World length of one pixel at each point, for a perspective camera.
+
+    A length ``s`` at depth ``z`` (along the view direction), across the view,
+    covers ``s / (2 z tan(fovy / 2)) * viewport_height`` pixels, so a marker of
+    ``k`` pixels at ``p`` is ``k`` times this long. (The depth is the distance
+    along the view axis, not to the eye: off the axis the two differ, and the
+    projection divides by the depth.)
+
+    Parameters
+    ----------
+    points : (k, 3) float
+    eye : (3,) float
+    forward : (3,) float
+        Unit view direction.
+    fovy_deg : float
+        Vertical field of view.
+    viewport_height : int
+        Pixels.
+    near : float
+        Depths below this (points at or behind the eye) count as this.
+
+    Returns
+    -------
+    (k,) float64
+    """
+    p = np.asarray(points, float).reshape(-1, 3)
+    depth = np.maximum((p - np.asarray(eye, float)) @ np.asarray(forward, float), near)
+    return depth * (2.0 * math.tan(math.radians(fovy_deg) / 2) / max(1, int(viewport_height)))
+
+
+def tiny_bodies(centers, radii, eye, forward, fovy_deg, viewport_height, min_pixels):
+    """The bodies in front of the camera whose bounding sphere would be drawn less than
+    ``min_pixels`` in radius: they get a marker of that size (a 2 cm ball seen from 5 m is
+    a few pixels, and at 80 m/s no one would find it).
+
+    Parameters
+    ----------
+    centers : (k, 3) float
+    radii : (k,) float
+        Bounding radii (world units).
+    eye, forward, fovy_deg, viewport_height
+        The camera, as :func:`pixel_world_sizes` takes it.
+    min_pixels : float
+
+    Returns
+    -------
+    (m,) int64
+        Indices into ``centers``.
+    """
+    c = np.asarray(centers, float).reshape(-1, 3)
+    if not len(c):
+        return np.zeros(0, np.int64)
+    ahead = (c - np.asarray(eye, float)) @ np.asarray(forward, float) > 0
+    px = np.asarray(radii, float).reshape(-1) / pixel_world_sizes(c, eye, forward, fovy_deg, viewport_height)
+    return np.flatnonzero(ahead & (px < min_pixels))
+
+
+def ground_quad(normal, offset, eye, half_size):
+    """A square on the plane ``normal . x = offset``, centred under the eye: two triangles.
+
+    Parameters
+    ----------
+    normal : (3,) float
+        Unit normal of the plane.
+    offset : float
+    eye : (3,) float
+        Its foot on the plane is the square's centre.
+    half_size : float
+
+    Returns
+    -------
+    (6, 3) float32
+    """
+    n = np.asarray(normal, float)
+    foot = np.asarray(eye, float) - (n @ eye - offset) * n
+    u = np.cross(n, [1.0, 0, 0] if abs(n[0]) < 0.9 else [0, 0, 1.0])
+    u /= np.linalg.norm(u)
+    v = np.cross(n, u)
+    c = foot + half_size * np.array([-u - v, u - v, u + v, -u + v])
+    return c[[0, 1, 2, 0, 2, 3]].astype(np.float32)
+
+
+def ground_fade(eye, view_distance, lo, hi, far_plane):
+    """Where a ground drawn to the horizon fades into the background.
+
+    Full colour out to the farther of four view distances and the scene's farthest
+    corner (so a body resting anywhere in the scene rests on visible ground), gone at four
+    times that, or just before the camera's far plane where that comes first.
+
+    Parameters
+    ----------
+    eye : (3,) float
+    view_distance : float
+        The camera's distance to what it looks at.
+    lo, hi : (3,) float
+        The scene's box (its bounded bodies).
+    far_plane : float
+        The camera's far clipping distance.
+
+    Returns
+    -------
+    start, end : float
+        Distances from the eye.
+    """
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    corners = np.where(np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], bool), hi, lo)
+    far = float(np.linalg.norm(corners - np.asarray(eye, float), axis=1).max())
+    start = max(4.0 * float(view_distance), 1.25 * far if math.isfinite(far) else 0.0)
+    end = min(4.0 * start, 0.9 * float(far_plane))
+    return min(start, 0.5 * end), end
 
 
 def colors(n, rgb):

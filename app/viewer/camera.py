@@ -55,10 +55,18 @@ class OrbitCamera:
     def view(self):
         return look_at(self.eye, self.target, np.array([0.0, 1.0, 0.0]))
 
+    @property
+    def near(self):
+        """The near clipping distance: near and far scale with the distance, so tiny and huge
+        scenes both fit."""
+        return self.distance * 0.01
+
+    @property
+    def far(self):
+        return self.distance * 1000
+
     def projection(self):
-        # near and far scale with the distance, so tiny and huge scenes both fit
-        near = self.distance * 0.01
-        return perspective(self.fovy, self.width / max(1, self.height), near, self.distance * 1000)
+        return perspective(self.fovy, self.width / max(1, self.height), self.near, self.far)
 
     def orbit(self, dx, dy):
         self.yaw -= dx * 0.008

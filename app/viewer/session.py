@@ -44,13 +44,30 @@ OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "ma
             "grid")
 
 
-class LineCollector:
-    """A :class:`collision.debug_draw.DebugDraw` that gathers arrays for the renderer."""
+# Sizes on screen, in pixels, whatever the scene's scale or the camera's distance.
+MARKER_PX = 5            # half a contact point's cross
+NORMAL_PX = 30           # a contact normal
+MANIFOLD_MARKER_PX = 9   # half a manifold point's cross
+MANIFOLD_NORMAL_PX = 45  # a manifold's normal
+MIN_BODY_PX = 4          # a body drawn smaller than this radius gets a disc of this radius
 
-    def __init__(self):
+
+class LineCollector:
+    """A :class:`collision.debug_draw.DebugDraw` that gathers arrays for the renderer.
+
+    Parameters
+    ----------
+    pixel_size : callable
+        ``(k, 3) points -> (k,)`` world length of one pixel at each point
+        (:func:`app.viewer.buffers.pixel_world_sizes` of the camera): point
+        markers are ``marker_px`` pixels, whatever the scale.
+    """
+
+    def __init__(self, pixel_size):
         self.lines, self.line_colors = [], []
         self.tris, self.tri_colors = [], []
-        self.marker_size = 0.03
+        self.pixel_size = pixel_size
+        self.marker_px = MARKER_PX
 
     def boxes(self, centers, axes, half_extents, color):
         from .buffers import box_lines
@@ -64,7 +81,15 @@ class LineCollector:
     def points(self, points, color):
         from .buffers import cross_lines
 
-        self._add_lines(cross_lines(points, self.marker_size), color)
+        points = np.asarray(points, float).reshape(-1, 3)
+        self._add_lines(cross_lines(points, self.marker_px * self.pixel_size(points)), color)
+
+    def rays(self, points, directions, pixels, color):
+        """A stroke ``pixels`` long on screen (across the view) from each point along its direction."""
+        from .buffers import ray_lines
+
+        points = np.asarray(points, float).reshape(-1, 3)
+        self._add_lines(ray_lines(points, directions, pixels * self.pixel_size(points)), color)
 
     def triangles(self, triangles, color):
         t = np.asarray(triangles, np.float32).reshape(-1, 3)
@@ -463,9 +488,12 @@ class Session:
         """Debug geometry for this frame, through the core's DebugDraw protocol."""
         from collision import debug_draw as dd
 
-        draw = LineCollector()
-        lo, hi = self.world.bounds()
-        draw.marker_size = 0.005 * float(np.linalg.norm(hi - lo))
+        from .buffers import pixel_world_sizes
+
+        cam = self.camera
+        eye = cam.eye
+        forward = (cam.target - eye) / cam.distance
+        draw = LineCollector(lambda p: pixel_world_sizes(p, eye, forward, cam.fovy, cam.height))
         world = self.world
         if self.flags["boxes"]:
             for b in world.bodies:
@@ -491,24 +519,17 @@ class Session:
                             tri_color=COLORS["triangles"] if self.flags["triangles"] else None,
                             seg_color=COLORS["segments"] if self.flags["segments"] else None)
             if self.flags["contacts"] and len(c.pairs):
-                from .buffers import ray_lines
-
                 # A readable sample: every contact marked would hide the curves.
                 every = max(1, len(c.pairs) // 16)
                 draw.points(c.points()[::every], COLORS["contacts"])
-                draw._add_lines(ray_lines(c.points()[::every], c.normals[::every], draw.marker_size * 6),
-                                COLORS["contacts"])
+                draw.rays(c.points()[::every], c.normals[::every], NORMAL_PX, COLORS["contacts"])
         if self.flags["manifolds"]:
-            from .buffers import ray_lines
-
-            size = draw.marker_size
-            draw.marker_size = 2.0 * size
+            draw.marker_px = MANIFOLD_MARKER_PX
             for pm in world.manifolds:  # the patch outline, each point and the normal (A to B)
                 m = pm.manifold
                 pts = m.points
                 draw.points(pts, COLORS["manifolds"])
-                draw._add_lines(ray_lines(pts, np.broadcast_to(m.normal, pts.shape), size * 10),
-                                COLORS["manifolds"])
+                draw.rays(pts, np.broadcast_to(m.normal, pts.shape), MANIFOLD_NORMAL_PX, COLORS["manifolds"])
                 if len(pts) > 2:  # in order around the patch, seen along the normal
                     d = pts - pts.mean(0)
                     u = np.cross(m.normal, d[0]) if np.linalg.norm(np.cross(m.normal, d[0])) > 0 else d[1]
@@ -516,7 +537,7 @@ class Session:
                     draw.segments(np.stack([ring, np.roll(ring, -1, axis=0)], axis=1), COLORS["manifolds"])
                 elif len(pts) == 2:
                     draw.segments(pts[None], COLORS["manifolds"])
-            draw.marker_size = size
+            draw.marker_px = MARKER_PX
         self.trace_counts = (0, 0)
         self.separating_axis = -1
         if self.selected is not None and (self.flags["traversal"] or self.flags["axis"]):
