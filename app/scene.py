@@ -215,8 +215,20 @@ def build_body(spec, index=0, cache=True, progress=None):
     return body
 
 
+# A saved state is rounded to these decimals (scene units, degrees, per second): far below
+# what a person sees or the solver resolves (its slop is 5 mm), so the file reads 0.149543,
+# not 0.14954306606798518. Angles keep 1e-6 degrees: a point 100 units from its body's
+# origin (a mesh file's frame may be far from the mesh) moves by at most 3e-6 units.
+SAVE_DECIMALS = {"position": 6, "rotation_deg": 6, "velocity": 5, "angular_velocity": 5}
+
+
+def _rounded(values, decimals):
+    return tuple(round(float(x), decimals) + 0.0 for x in values)  # + 0.0: no -0.0
+
+
 def body_spec(body):
-    """A :class:`~app.scene_file.BodySpec` of a body as it is now (pose, velocities), for saving."""
+    """A :class:`~app.scene_file.BodySpec` of a body as it is now (pose, velocities), for saving,
+    rounded to ``SAVE_DECIMALS``."""
     import dataclasses
 
     from .scene_file import BodySpec
@@ -239,9 +251,10 @@ def body_spec(body):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "gimbal lock detected": still a valid triple
         angles = Rotation.from_matrix(r).as_euler("xyz", degrees=True)
+    d = SAVE_DECIMALS
     return dataclasses.replace(
-        base, position=tuple(float(x) for x in t), rotation_deg=tuple(float(a) for a in angles),
-        velocity=tuple(float(x) for x in body.velocity), angular_velocity=tuple(float(x) for x in body.spin),
+        base, position=_rounded(t, d["position"]), rotation_deg=_rounded(angles, d["rotation_deg"]),
+        velocity=_rounded(body.velocity, d["velocity"]), angular_velocity=_rounded(body.spin, d["angular_velocity"]),
         motion=body.motion, color=tuple(float(c) for c in body.color))
 
 
