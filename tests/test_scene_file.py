@@ -61,6 +61,7 @@ Every test uses a private decomposition cache (``OBBCOLLIDE_CACHE`` and
 import json
 import math
 import os
+import sys
 import tomllib
 from pathlib import Path
 
@@ -847,3 +848,102 @@ def test_friction_and_restitution_reach_the_body(tmp_path):
     bodies = {b.name: b for b in world.bodies}
     assert bodies["bouncy"].friction == 0.9 and bodies["bouncy"].restitution == 0.4
     assert bodies["first"].friction is None and bodies["first"].restitution is None  # the world's defaults
+
+
+# -- a missing decomposer ----------------------------------------------------------------
+
+DECOMPOSED = f"""[[body]]
+name = "crate"
+shape = "box"
+size = [0.5, 0.5, 0.5]
+
+[[body]]
+name = "knot"
+mesh = {toml_str(MESHES / "torus_knot.ply")}
+position = [0.0, 2.0, 0.0]
+[body.decompose]
+method = "vhacd"
+
+[[body]]
+name = "bowl"
+mesh = {toml_str(MESHES / "bowl.ply")}
+motion = "static"
+[body.decompose]
+method = "coacd"
+
+[[body]]
+name = "gear"
+mesh = {toml_str(MESHES / "gear.ply")}
+position = [2.0, 1.0, 0.0]
+"""
+
+
+def test_a_missing_decomposer_falls_back_to_the_convex_hull_naming_the_body(tmp_path, monkeypatch):
+    """Without vhacdx and coacd (``import`` raises ModuleNotFoundError) every body loads: a body that
+    asks for a decomposition (or the gear, concave, by "auto") gets its convex hull as its one piece,
+    a static one still collides as its exact surface, and each gets a message naming the file, the
+    body, the package and how to install it. Before, the error escaped load_scene and every body
+    was lost."""
+    from scipy.spatial import ConvexHull
+
+    from collision.shapes import TriMesh
+
+    monkeypatch.setitem(sys.modules, "vhacdx", None)
+    monkeypatch.setitem(sys.modules, "coacd", None)
+    path = tmp_path / "scene.toml"
+    path.write_text(DECOMPOSED)
+    cache = tmp_path / "cache"
+    world, errors = load_scene(path, cache=str(cache))
+    bodies = {b.name: b for b in world.bodies}
+    assert list(bodies) == ["crate", "knot", "bowl", "gear"]
+    assert len(errors) == 3
+    for text, name, package in zip(errors, ("knot", "bowl", "gear"), ("vhacdx", "coacd", "vhacdx")):
+        assert text.startswith(f"{path}: body {name!r}: ")
+        assert f"'{package}', which is not installed (pip install {package})" in text
+    assert "collides as its convex hull" in errors[0] and "exact surface" in errors[1]
+    for name in ("knot", "bowl", "gear"):
+        b = bodies[name]
+        assert len(b.pieces) == 1 and b.pieces.method == "hull"
+        assert b.pieces.volume == pytest.approx(ConvexHull(b.vertices).volume, rel=1e-9)
+    assert isinstance(bodies["bowl"].shapes[0], TriMesh)
+    # the hulls are cached as hulls: a later load with the decomposer installed still decomposes
+    from app.pieces import DecomposeSettings, cache_key
+
+    knot = bodies["knot"]
+    assert not (cache / f"{cache_key(knot.vertices, knot.faces, DecomposeSettings(method='vhacd'))}.npz").exists()
+    assert (cache / f"{cache_key(knot.vertices, knot.faces, DecomposeSettings(method='hull'))}.npz").exists()
+
+
+def test_a_cached_decomposition_needs_no_decomposer(tmp_path, monkeypatch):
+    pytest.importorskip("vhacdx")
+    from app.pieces import DecomposeSettings, convex_pieces
+
+    box = trimesh.creation.box(extents=(0.5, 0.5, 0.5))
+    box.export(tmp_path / "cube.ply")
+    settings = {"method": "vhacd", "max_pieces": 1, "resolution": 1000}
+    first = convex_pieces(box.vertices, box.faces, DecomposeSettings(**settings), cache=str(tmp_path / "cache"))
+    assert first.method == "vhacd" and not first.cached
+    monkeypatch.setitem(sys.modules, "vhacdx", None)
+    (tmp_path / "s.toml").write_text('[[body]]\nname = "cube"\nmesh = "cube.ply"\n[body.decompose]\n'
+                                     'method = "vhacd"\nmax_pieces = 1\nresolution = 1000\n')
+    world, errors = load_scene(tmp_path / "s.toml", cache=str(tmp_path / "cache"))
+    assert errors == [] and world.bodies[0].pieces.cached and world.bodies[0].pieces.method == "vhacd"
+
+
+def test_an_unexpected_failure_loses_only_that_body(tmp_path, monkeypatch):
+    """A loader bug in one body (any exception) is a message naming the file and the body."""
+    import app.scene as scene_mod
+
+    real = scene_mod.build_body
+
+    def flaky(spec, *args, **kw):
+        if spec.name == "middle":
+            raise KeyError("a bug")
+        return real(spec, *args, **kw)
+
+    monkeypatch.setattr(scene_mod, "build_body", flaky)
+    path = tmp_path / "s.toml"
+    path.write_text(scene_text())
+    world, errors = load_scene(path, cache=str(tmp_path / "cache"))
+    assert [b.name for b in world.bodies] == ["first", "last"]
+    assert errors == [f"{path}: body 'middle': loading failed (KeyError: 'a bug')"]

@@ -17,7 +17,7 @@ import pyglet
 from pyglet import gl
 from pyglet.graphics.shader import Shader, ShaderProgram
 
-from .buffers import colors, flat_mesh, grid_lines, instance_rows
+from .buffers import colors, flat_mesh, grid_extent, grid_lines, instance_rows
 from .session import COLORS
 
 MESH_VS = """#version 330 core
@@ -204,10 +204,7 @@ class Renderer:
         lp.use()
         lp["vp"] = _mat(vp)
         if session.flags["grid"]:
-            lo, hi = session.world.bounds()
-            span = float(max(np.abs(lo[[0, 2]]).max(), np.abs(hi[[0, 2]]).max(), 1e-3))
-            step = 10.0 ** np.floor(np.log10(span / 4))
-            self._grid_list(np.ceil(span * 1.3 / step) * step, step).draw(gl.GL_LINES)
+            self._grid_list(*grid_extent(*session.world.bounds())).draw(gl.GL_LINES)
         if self._tris is not None:
             self._tris.delete()
             self._tris = None

@@ -12,8 +12,12 @@ import pyglet
 from pyglet.window import key, mouse
 
 from .renderer import Hud, Renderer
+from .script import action_problem
 
 _BUTTONS = {mouse.LEFT: "left", mouse.RIGHT: "right", mouse.MIDDLE: "middle"}
+# The key names a script may use: pyglet's key symbols (not its modifier or motion codes).
+KEY_NAMES = frozenset(name for name, value in vars(key).items()
+                      if isinstance(value, int) and not name.startswith(("MOD_", "MOTION_")))
 
 
 def _key_name(symbol):
@@ -207,8 +211,14 @@ def apply_action(win, action):
     Actions (dicts): ``{"key": "TAB", "shift": false}``,
     ``{"click": [x, y]}`` (left button, origin bottom-left),
     ``{"drag": [x0, y0, x1, y1], "button": "left", "steps": 10}``,
-    ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``.
+    ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``
+    (:mod:`app.viewer.script` lists them all). An action with a problem (an
+    unknown key name or field, a wrong type) is skipped with a message.
     """
+    problem = action_problem(action, KEY_NAMES)
+    if problem is not None:
+        win.session.say(f"scripted action {json.dumps(action, default=str)[:80]}: {problem}; skipped", error=True)
+        return
     if "key" in action:
         sym = getattr(key, action["key"])
         mods = key.MOD_SHIFT if action.get("shift") else 0
