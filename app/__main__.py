@@ -6,7 +6,6 @@ decided before pyglet is imported (pyglet connects to the display on import):
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -144,22 +143,20 @@ def main(argv=None):
     for path in args.mesh:
         session.add_mesh(path)
     session.frame_camera()
-    script = None
-    if args.scripted:
-        try:
-            with open(args.scripted) as fh:
-                script = json.load(fh)
-            if not isinstance(script, list):
-                raise ValueError("expected a JSON list of actions")
-        except (OSError, ValueError) as exc:
-            print(f"{args.scripted}: cannot read the script ({exc})", file=sys.stderr)
-            return 2
 
     if headless:
         import pyglet
 
         pyglet.options["headless"] = True
-    from .viewer.window import run_frames, run_interactive
+    from .viewer.window import KEY_NAMES, run_frames, run_interactive
+
+    script = None
+    if args.scripted:  # a bad file or action is a message (HUD and stderr); the run goes on
+        from .viewer.script import read_script
+
+        script, problems = read_script(args.scripted, KEY_NAMES)
+        for text in problems:
+            session.say(text, error=True)
 
     if args.frames is not None:
         run_frames(session, args.frames, width=width, height=height, script=script,

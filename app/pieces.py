@@ -36,7 +36,7 @@ from collision._jit import njit
 from .progress import report
 
 __all__ = ["DecomposeSettings", "ConvexPieces", "convex_pieces", "decompose", "is_convex",
-           "cache_dir", "CACHE_FORMAT"]
+           "cache_dir", "CACHE_FORMAT", "DecomposerMissing"]
 
 # Entries store what ConvexPolyhedron.from_points and the OBB tree build produce, not only
 # their input: bump this when either changes its output, or old entries (still valid hulls
@@ -45,6 +45,26 @@ CACHE_FORMAT = 4
 # How every tree is built (the OBBTree defaults); written in each entry's meta and checked.
 TREE_FIT, TREE_LEAF = "vertex", 1
 METHODS = ("auto", "hull", "vhacd", "coacd")
+# The package behind each decomposition method: optional (the project's "decompose" extra).
+PACKAGES = {"vhacd": "vhacdx", "coacd": "coacd"}
+
+
+class DecomposerMissing(ImportError):
+    """The package of a decomposition method cannot be imported; ``str()`` names it and says
+    how to install it."""
+
+
+def _decomposer(method):
+    """The module that does ``method`` ("vhacd" or "coacd"), or :class:`DecomposerMissing`."""
+    import importlib
+
+    package = PACKAGES[method]
+    try:
+        return importlib.import_module(package)
+    except ImportError as exc:
+        why = "is not installed" if isinstance(exc, ModuleNotFoundError) else f"cannot be imported ({exc})"
+        raise DecomposerMissing(f"{method} needs the Python package {package!r}, which {why} "
+                                f"(pip install {package})") from exc
 
 
 @dataclass(frozen=True)
@@ -188,6 +208,11 @@ def decompose(vertices, faces, settings=DecomposeSettings(), progress=None):
         The points of each piece (their hull is the piece).
     method : str
         The method actually used.
+
+    Raises
+    ------
+    DecomposerMissing
+        The method's package (``vhacdx``, ``coacd``) cannot be imported.
     """
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
@@ -201,8 +226,7 @@ def decompose(vertices, faces, settings=DecomposeSettings(), progress=None):
     if method == "vhacd":
         pts = _vhacd_filling(v, f, settings, progress)
     else:
-        import coacd
-
+        coacd = _decomposer("coacd")
         coacd.set_log_level("error")
         parts = coacd.run_coacd(coacd.Mesh(v, f), threshold=float(settings.threshold),
                                 max_convex_hull=settings.max_pieces)
@@ -227,8 +251,7 @@ def _vhacd_filling(v, f, settings, progress):
     the surface voxels and makes this worse, so it is off. A result holding
     less than ``MIN_FILL`` of the volume is retried with half the pieces.
     """
-    import vhacdx
-
+    vhacdx = _decomposer("vhacd")
     volume = abs(_mesh_volume(v, f))
     n = settings.max_pieces
     while True:

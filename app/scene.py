@@ -167,19 +167,24 @@ def mass_properties(vertices, faces, density):
                           np.array(mp.inertia, float))
 
 
-def build_body(spec, index=0, cache=True, progress=None):
+def build_body(spec, index=0, cache=True, progress=None, notes=None):
     """A :class:`Body` from a checked :class:`~app.scene_file.BodySpec`.
 
     Loads the mesh (or makes the primitive), cuts it into convex pieces
-    (cached), builds the trees and the mass properties.
+    (cached), builds the trees and the mass properties. When the decomposer
+    the body asks for (V-HACD, CoACD) is not installed, its convex hull is its
+    one piece (a static body still collides as its exact surface), and a
+    message naming the body says so in ``notes`` (a list, optional).
 
     Raises
     ------
     ValueError
         With a message naming the body (and the file) when it cannot be built.
     """
+    import dataclasses
+
     from .mesh_io import load_mesh
-    from .pieces import DecomposeSettings, convex_pieces
+    from .pieces import DecomposerMissing, DecomposeSettings, convex_pieces
 
     if spec.mesh is not None:
         mesh = load_mesh(spec.mesh, scale=spec.scale, progress=progress)
@@ -195,9 +200,20 @@ def build_body(spec, index=0, cache=True, progress=None):
         raise ValueError(f"body {spec.name!r}: the mesh is open or inconsistently wound, so it has no volume "
                          "or mass: it can only be static (motion = \"static\")")
     pieces = None
+    hull_only = False  # the decomposer is missing: the hull stands in for the pieces
     if mass is not None:
+        settings = DecomposeSettings(**spec.decompose)
         try:
-            pieces = convex_pieces(v, f, DecomposeSettings(**spec.decompose), cache=cache, progress=progress)
+            try:
+                pieces = convex_pieces(v, f, settings, cache=cache, progress=progress)
+            except DecomposerMissing as exc:
+                hull_only = True
+                what = "it is static, so it still collides as its exact surface" if spec.motion == "static" \
+                    else "it collides as its convex hull"
+                if notes is not None:
+                    notes.append(f"body {spec.name!r}: {exc}; {what}")
+                pieces = convex_pieces(v, f, dataclasses.replace(settings, method="hull"), cache=cache,
+                                       progress=progress)
         except (ValueError, RuntimeError) as exc:
             raise ValueError(f"body {spec.name!r}: convex decomposition failed ({exc})") from None
     color = spec.color if spec.color is not None else PALETTE[index % len(PALETTE)]
@@ -205,7 +221,7 @@ def build_body(spec, index=0, cache=True, progress=None):
     tree = co.OBBTree(v, f)
     report(progress, f"OBB tree of {len(f)} triangles", 1.0)
     shapes = primitive_shapes(spec)
-    if shapes is None and spec.motion == "static" and (pieces is None or len(pieces) > 1):
+    if shapes is None and spec.motion == "static" and (pieces is None or len(pieces) > 1 or hull_only):
         shapes = [TriMesh(tree)]  # a static concave (or open) mesh collides as its exact surface
     body = Body(spec.name, v, f, tree, spec.pose(), tuple(color), np.asarray(spec.angular_velocity, float),
                 velocity=np.asarray(spec.velocity, float), motion=spec.motion, pieces=pieces, mass=mass,
@@ -215,8 +231,20 @@ def build_body(spec, index=0, cache=True, progress=None):
     return body
 
 
+# A saved state is rounded to these decimals (scene units, degrees, per second): far below
+# what a person sees or the solver resolves (its slop is 5 mm), so the file reads 0.149543,
+# not 0.14954306606798518. Angles keep 1e-6 degrees: a point 100 units from its body's
+# origin (a mesh file's frame may be far from the mesh) moves by at most 3e-6 units.
+SAVE_DECIMALS = {"position": 6, "rotation_deg": 6, "velocity": 5, "angular_velocity": 5}
+
+
+def _rounded(values, decimals):
+    return tuple(round(float(x), decimals) + 0.0 for x in values)  # + 0.0: no -0.0
+
+
 def body_spec(body):
-    """A :class:`~app.scene_file.BodySpec` of a body as it is now (pose, velocities), for saving."""
+    """A :class:`~app.scene_file.BodySpec` of a body as it is now (pose, velocities), for saving,
+    rounded to ``SAVE_DECIMALS``."""
     import dataclasses
 
     from .scene_file import BodySpec
@@ -239,9 +267,10 @@ def body_spec(body):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "gimbal lock detected": still a valid triple
         angles = Rotation.from_matrix(r).as_euler("xyz", degrees=True)
+    d = SAVE_DECIMALS
     return dataclasses.replace(
-        base, position=tuple(float(x) for x in t), rotation_deg=tuple(float(a) for a in angles),
-        velocity=tuple(float(x) for x in body.velocity), angular_velocity=tuple(float(x) for x in body.spin),
+        base, position=_rounded(t, d["position"]), rotation_deg=_rounded(angles, d["rotation_deg"]),
+        velocity=_rounded(body.velocity, d["velocity"]), angular_velocity=_rounded(body.spin, d["angular_velocity"]),
         motion=body.motion, color=tuple(float(c) for c in body.color))
 
 
@@ -260,12 +289,16 @@ def load_scene(path, cache=True, progress=None):
     for k, b in enumerate(spec.bodies):
         step = prefixed(progress, f"[{k + 1}/{len(spec.bodies)}] {b.name}: ")
         report(step, "loading")
+        notes = []
         try:
-            bodies.append(build_body(b, k, cache=cache, progress=step))
+            bodies.append(build_body(b, k, cache=cache, progress=step, notes=notes))
         except MeshLoadError as exc:
             errors.append(f"{spec.path}: body {b.name!r}: {exc}")
         except ValueError as exc:
             errors.append(f"{spec.path}: {exc}" if not str(exc).startswith(spec.path) else str(exc))
+        except Exception as exc:  # a loader bug or a broken library: this body only, not the scene
+            errors.append(f"{spec.path}: body {b.name!r}: loading failed ({type(exc).__name__}: {exc})")
+        errors += [f"{spec.path}: {text}" for text in notes]
     world = World(bodies, dt=spec.dt, gravity=spec.gravity)
     world.scene = spec
     return world, errors

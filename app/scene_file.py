@@ -31,7 +31,11 @@ A scene file looks like::
 Reading never stops at the first problem: every body is checked, a body
 with an error is left out, and each error names the file, the body and the
 key. Saving writes a temporary file and renames it over the target, so a
-failed write never destroys the old file.
+failed write never destroys the old file. The example scenes (``assets/scenes``)
+are never written: saving one writes a copy into the user's data folder
+(:func:`save_path`). A saved file has one ``[[body]]`` table per body, every
+value on one line, and keeps the comment lines at the head of the file it
+replaces.
 """
 
 import math
@@ -46,8 +50,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-__all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "scene_registry",
-           "SHAPES", "MOTIONS"]
+__all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "format_scene", "save_path",
+           "scene_registry", "user_data_dir", "SHAPES", "MOTIONS"]
 
 SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "height"),
           "cylinder": ("radius", "height"), "plane": ("size",)}
@@ -289,49 +293,149 @@ def read_scene(path):
     return spec, errors
 
 
-def _body_table(b, base):
-    out = {"name": b.name}
+# -- writing -----------------------------------------------------------------------------
+
+# A mesh path is written relative to the scene file's folder when the mesh lies in that
+# folder's tree or beside it (``../meshes/x.ply``: scenes and meshes side by side, moved
+# together), else absolute: a copy saved far from the meshes names them where they are.
+RELATIVE_UP = 1
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text):
+    """A TOML basic string: double quotes, with quote, backslash and control characters escaped."""
+    def escape(ch):
+        if ch in _ESCAPES:
+            return _ESCAPES[ch]
+        return f"\\u{ord(ch):04X}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch
+    return '"' + "".join(escape(ch) for ch in text) + '"'
+
+
+def _toml_value(value):
+    """A TOML value on one line: string, integer, float (``repr``: the shortest text that reads
+    back to the same float, so no noise is added) or a flat list of them."""
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"cannot write the non-finite number {value!r}")
+        return repr(value + 0.0)  # -0.0 reads as 0.0
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} to a scene file")
+
+
+def _mesh_path(mesh, base):
+    """How a body's mesh is named in a file in folder ``base`` (see ``RELATIVE_UP``)."""
+    if not base:
+        return mesh
+    try:
+        rel = os.path.relpath(mesh, base)
+    except ValueError:  # another drive (Windows): no relative path exists
+        return mesh
+    parts = rel.split(os.sep)
+    if parts[:RELATIVE_UP + 1] == [os.pardir] * (RELATIVE_UP + 1):
+        return mesh
+    rel = rel.replace(os.sep, "/")
+    if rel.startswith("~"):
+        rel = "./" + rel  # a folder named "~", not the home directory, when read back
+    return rel
+
+
+def _body_lines(b, base):
+    lines = ["[[body]]", f"name = {_toml_string(b.name)}"]
+
+    def put(key, value):
+        lines.append(f"{key} = {_toml_value(value)}")
+
     if b.mesh is not None:
-        rel = (os.path.relpath(b.mesh, base) if base else b.mesh).replace(os.sep, "/")
-        if rel.startswith("~"):
-            rel = "./" + rel  # a folder named "~", not the home directory, when read back
-        out["mesh"] = rel
+        put("mesh", _mesh_path(b.mesh, base))
     else:
-        out["shape"] = b.shape
+        put("shape", b.shape)
         for key in SHAPES[b.shape]:
-            value = getattr(b, key)
-            out[key] = list(value) if isinstance(value, tuple) else value
+            put(key, getattr(b, key))
     if b.scale != 1.0:
-        out["scale"] = b.scale
+        put("scale", b.scale)
     for key in ("position", "rotation_deg", "velocity", "angular_velocity"):
         value = getattr(b, key)
         if key == "position" or any(value):
-            out[key] = [float(x) for x in value]
-    out["density"] = b.density
+            put(key, [float(x) for x in value])
+    if b.density != BodySpec.density:
+        put("density", b.density)
     for key in ("friction", "restitution"):
         if getattr(b, key) is not None:
-            out[key] = getattr(b, key)
-    out["motion"] = b.motion
+            put(key, getattr(b, key))
+    put("motion", b.motion)
     if b.color is not None:
-        out["color"] = [float(x) for x in b.color]
+        put("color", [float(x) for x in b.color])
     if b.decompose:
-        out["decompose"] = dict(b.decompose)
-    return out
+        lines.append("[body.decompose]")
+        for key, value in b.decompose.items():
+            put(key, value)
+    return lines
 
 
-def save_scene(path, scene):
+def format_scene(scene, base=None, header=()):
+    """The text of a scene file: ``[scene]``, then one ``[[body]]`` table per body.
+
+    Parameters
+    ----------
+    scene : SceneSpec
+    base : str, optional
+        The folder the file will be in (mesh paths are written relative to it,
+        see ``RELATIVE_UP``); None writes them absolute.
+    header : sequence of str
+        Comment lines for the top of the file (without the ``#``).
+
+    Every value is on one line (vectors as ``[x, y, z]``), floats as Python's
+    ``repr`` (the shortest decimal that reads back exactly), keys that hold
+    their default left out (rotation, velocities, scale and density), a blank
+    line between bodies.
+    """
+    lines = [line for text in header for line in str(text).splitlines() or [""]]
+    out = [("# " + "".join(c if c == "\t" or (ord(c) >= 0x20 and ord(c) != 0x7F) else "?" for c in line)).rstrip()
+           for line in lines]
+    out += [""] * bool(out) + ["[scene]", f"name = {_toml_string(scene.name)}", f"dt = {_toml_value(float(scene.dt))}",
+            f"gravity = {_toml_value([float(g) for g in scene.gravity])}"]
+    for b in scene.bodies:
+        out.append("")
+        out += _body_lines(b, base)
+    return "\n".join(out) + "\n"
+
+
+def leading_comments(path):
+    """The comment lines at the top of a text file (without the ``#``), or ``[]``.
+
+    Saving a scene over a file keeps the notes its author wrote at its head.
+    """
+    lines = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                text = line.strip()
+                if not text.startswith("#"):
+                    break
+                lines.append(text[1:].removeprefix(" "))
+    except (OSError, UnicodeDecodeError):
+        return []
+    return lines
+
+
+def save_scene(path, scene, header=()):
     """Write ``scene`` to ``path`` atomically (temp file in the same folder, then rename).
 
-    Mesh paths are written relative to the file's folder. On failure the old
-    file is untouched and the error (``OSError``) propagates.
+    See :func:`format_scene` for the layout and ``header``. On failure the
+    old file is untouched and the error (``OSError``) propagates.
     """
-    import tomli_w
-
     path = os.path.abspath(os.fspath(path))
     base = os.path.dirname(path)
-    doc = {"scene": {"name": scene.name, "dt": float(scene.dt), "gravity": [float(g) for g in scene.gravity]},
-           "body": [_body_table(b, base) for b in scene.bodies]}
-    text = tomli_w.dumps(doc)
+    text = format_scene(scene, base, header)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".toml", dir=base)
     try:
         # mkstemp makes the file 0600: keep the old file's mode, or the usual one
@@ -341,7 +445,7 @@ def save_scene(path, scene):
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -353,9 +457,55 @@ def save_scene(path, scene):
     return path
 
 
+# -- where a scene is saved --------------------------------------------------------------
+
+
+def examples_dir():
+    """The folder of the example scenes (shipped with the program: never written)."""
+    return os.path.join(ASSETS, "scenes")
+
+
+def user_data_dir():
+    """The user's data folder: ``$OBBCOLLIDE_DATA`` if set, else the platform's
+    (``platformdirs.user_data_dir("obbcollide")``, e.g. ``~/.local/share/obbcollide``)."""
+    env = os.environ.get("OBBCOLLIDE_DATA")
+    if env:
+        return os.path.abspath(os.path.expanduser(env))
+    import platformdirs
+
+    return platformdirs.user_data_dir("obbcollide")
+
+
+def is_example(path):
+    """True when ``path`` is inside the example scenes' folder (links resolved)."""
+    folder = os.path.realpath(examples_dir())
+    target = os.path.realpath(os.path.abspath(os.fspath(path)))
+    try:
+        return os.path.commonpath([folder, target]) == folder
+    except ValueError:  # another drive
+        return False
+
+
+def save_path(path):
+    """Where saving the scene read from ``path`` writes: ``path`` itself, or for an
+    example scene a copy of the same name in ``user_data_dir()/scenes``.
+
+    Returns
+    -------
+    target : str
+        Absolute path.
+    copy : bool
+        True when ``target`` is a copy (``path`` is an example scene).
+    """
+    path = os.path.abspath(os.fspath(path))
+    if is_example(path):
+        return os.path.join(user_data_dir(), "scenes", os.path.basename(path)), True
+    return path, False
+
+
 def scene_registry(folder=None):
     """The example scenes by name: ``{name: path}`` for ``assets/scenes/*.toml``."""
-    folder = folder or os.path.join(ASSETS, "scenes")
+    folder = folder or examples_dir()
     if not os.path.isdir(folder):
         return {}
     return {os.path.splitext(f)[0]: os.path.join(folder, f)

@@ -194,6 +194,26 @@ def test_zoom_keeps_target_and_scales_distance(clicks):
         assert cam.distance < 4.0  # wheel up zooms in
 
 
+@pytest.mark.parametrize("lo, hi", [([np.nan, 0, 0], [1, 1, 1]), ([0, 0, 0], [np.inf, 1, 1]),
+                                    ([-np.inf] * 3, [np.inf] * 3)])
+def test_frame_of_a_box_that_is_not_finite_leaves_the_camera_as_it_is(lo, hi):
+    cam = OrbitCamera(target=(1.0, 2.0, 3.0), distance=4.0)
+    cam.frame(lo, hi)
+    assert cam.target.tolist() == [1.0, 2.0, 3.0] and cam.distance == 4.0
+
+
+@pytest.mark.parametrize("extent", [1e12, 1e200, 1.7e308])
+def test_frame_of_a_huge_box_looks_from_the_farthest_distance(extent):
+    """A box too large to fit: its centre from the farthest distance the zoom allows, every matrix finite."""
+    cam = OrbitCamera()
+    cam.frame([-extent, 0, -extent], [extent, 1, extent])
+    assert cam.distance == 1e9
+    np.testing.assert_allclose(cam.target, [0, 0.5, 0])
+    assert np.all(np.isfinite(cam.view())) and np.all(np.isfinite(cam.projection()))
+    x, y = cam.project([0, 0.5, 0])
+    assert (x, y) == pytest.approx((cam.width / 2, cam.height / 2))
+
+
 def test_zoom_is_clamped():
     cam = OrbitCamera(distance=1.0)
     for _ in range(200):

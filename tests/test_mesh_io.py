@@ -589,6 +589,77 @@ def test_bad_scale_is_an_error(scale, tmp_path):
     assert "scale" in str(err.value)
 
 
+@pytest.mark.parametrize("coord, scale, ok", [
+    (1e6, 1.0, True),                # at the bound
+    (-1e6, 1.0, True),
+    (1.000001e6, 1.0, False),        # just past it
+    (-1.000001e6, 1.0, False),
+    (1e300, 1.0, False),             # 1e300 squares to inf: the OBB fit turned NaN, the viewer crashed
+    (1e9, 1e-3, True),               # millimetres of a part a kilometre across, scaled to metres
+    (1e4, 1e3, False),               # within the bound in the file, past it after the scale
+])
+def test_coordinates_beyond_the_bound_are_refused(coord, scale, ok, tmp_path):
+    """|coordinate| <= MAX_COORD (1e6 units) after the scale; past it a MeshLoadError names the
+    file, how far the coordinates reach and the bound."""
+    from app.mesh_io import MAX_COORD
+
+    assert MAX_COORD == 1e6
+    path = write_text(tmp_path / "far.obj", _tetra_obj(extra_v=[(coord, 0.0, 0.0)], extra_f=[(0, 4, 1)]))
+    if ok:
+        m = load_mesh(path, scale=scale)
+        assert np.abs(m.vertices).max() == pytest.approx(abs(coord) * scale, rel=1e-12)
+        return
+    with pytest.raises(MeshLoadError) as err:
+        load_mesh(path, scale=scale)
+    text = str(err.value)
+    assert text.startswith(f"{path}: coordinates reach {abs(coord) * scale:.3g}")
+    assert "1e+06 units" in text and (("after scale" in text) == (scale != 1.0))
+
+
+@pytest.mark.parametrize("fmt, stated", [("stl-binary", 12), ("stl-by-hand", 12), ("ply-binary", 12),
+                                         ("ply-ascii", 12), ("stl-ascii", None), ("obj", None), ("off", None),
+                                         ("glb", None)])
+def test_declared_triangles_reads_binary_stl_and_ply_headers(fmt, stated, tmp_path):
+    from app.mesh_io import declared_triangles
+
+    assert declared_triangles(write(fmt, trimesh.creation.box(), tmp_path)) == stated
+
+
+def test_declared_triangles_of_broken_headers(tmp_path):
+    from app.mesh_io import declared_triangles
+
+    cut = tmp_path / "cut.stl"  # a binary STL whose size does not match its count: not trusted
+    write_binary_stl(cut, trimesh.creation.box().triangles)
+    cut.write_bytes(cut.read_bytes()[:-10])
+    assert declared_triangles(cut) is None
+    no_faces = write_text(tmp_path / "points.ply", "ply\nformat ascii 1.0\nelement vertex 1\n"
+                                                   "property float x\nend_header\n0\n")
+    assert declared_triangles(no_faces) is None
+    assert declared_triangles(tmp_path / "missing.stl") is None
+
+
+@pytest.mark.parametrize("fmt", ["stl-binary", "ply-binary", "obj", "stl-ascii"])
+def test_a_mesh_above_the_triangle_limit_is_refused(fmt, tmp_path, monkeypatch):
+    """Above MAX_TRIANGLES (lowered here) a MeshLoadError names the file, the count and the limit,
+    and suggests decimation; binary STL and PLY are refused from their header, before parsing."""
+    import app.mesh_io as mio
+
+    path = write(fmt, trimesh.creation.icosphere(subdivisions=1), tmp_path)  # 80 triangles
+    monkeypatch.setattr(mio, "MAX_TRIANGLES", 80)
+    assert len(load_mesh(path).faces) == 80  # at the limit: loads
+    monkeypatch.setattr(mio, "MAX_TRIANGLES", 79)
+    from_header = fmt in ("stl-binary", "ply-binary")
+    if from_header:
+        def no_parse(path):
+            raise AssertionError("the file was parsed")
+        monkeypatch.setattr(mio, "_read", no_parse)
+    with pytest.raises(MeshLoadError) as err:
+        load_mesh(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: 80 triangles") and "more than the 79 the viewer loads" in text
+    assert "decimate" in text and ("(as its header says)" in text) == from_header
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_scale_overflow_is_an_error(tmp_path):
     path = write_text(tmp_path / "big.obj", _tetra_obj().replace("1.0", "1e10"))

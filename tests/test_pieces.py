@@ -83,6 +83,7 @@ Every decomposition writes to a ``tmp_path`` cache folder, never the user's.
 
 import json
 import os
+import sys
 import zipfile
 
 import numpy as np
@@ -368,6 +369,34 @@ def test_decompose_drops_unusable_parts_and_falls_back_to_hull(monkeypatch):
     monkeypatch.setattr(vhacdx, "compute_vhacd", lambda *a, **k: [_fake_part(flat), _fake_part(tiny)])
     pts, method = P.decompose(m.vertices, m.faces, s)
     assert method == "hull" and len(pts) == 1 and np.array_equal(pts[0], m.vertices)
+
+
+@pytest.mark.parametrize("method, package", [("vhacd", "vhacdx"), ("coacd", "coacd")])
+def test_a_missing_decomposer_is_named_with_how_to_install_it(method, package, monkeypatch):
+    """``import`` raising ModuleNotFoundError (not installed) or another ImportError (a broken
+    install): DecomposerMissing, an ImportError naming the method, the package and the pip command."""
+    import importlib
+
+    m = _l_prism(0)
+    s = P.DecomposeSettings(method=method)
+    monkeypatch.setitem(sys.modules, package, None)  # what Python does for a module it cannot find
+    with pytest.raises(P.DecomposerMissing) as err:
+        P.decompose(m.vertices, m.faces, s)
+    assert isinstance(err.value, ImportError)
+    assert str(err.value) == (f"{method} needs the Python package {package!r}, which is not installed "
+                              f"(pip install {package})")
+    monkeypatch.delitem(sys.modules, package)
+    real = importlib.import_module
+
+    def broken(name, *args):
+        if name == package:
+            raise ImportError("libgomp.so.1: cannot open shared object file")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(P.DecomposerMissing) as err:
+        P.convex_pieces(m.vertices, m.faces, s, cache=False)
+    assert "cannot be imported (libgomp.so.1" in str(err.value) and f"pip install {package}" in str(err.value)
 
 
 # ------------------------------------------------- concave meshes: decompositions

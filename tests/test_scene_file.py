@@ -24,8 +24,10 @@ What is compared with what:
   velocities, densities, scales, motions, colours, ``decompose`` tables;
   names with quotes, backslashes, newlines and unicode): the read spec equals
   the saved one exactly (floats are written with ``repr``, so no tolerance),
-  mesh paths are written relative to the scene's folder and resolve to the
-  same absolute file.
+  mesh paths are written relative to the scene's folder when the mesh is in
+  that folder's tree or its parent's, else absolute, and resolve to the same
+  absolute file. The text itself: one ``[[body]]`` table per body, every
+  vector on one line, defaults left out, the header as comments.
 - Atomic save: ``os.replace`` or ``os.fsync`` made to raise ``OSError``: the
   error propagates, the old file's bytes are unchanged, no temporary file is
   left, and the temporary file was in the target's folder; a missing folder
@@ -59,6 +61,7 @@ Every test uses a private decomposition cache (``OBBCOLLIDE_CACHE`` and
 import json
 import math
 import os
+import sys
 import tomllib
 from pathlib import Path
 
@@ -430,12 +433,14 @@ def test_save_then_read_gives_the_same_scene(roundtrip_tree, data):
     assert errors == []
     assert (got.name, got.dt, got.gravity, got.path) == (scene.name, scene.dt, scene.gravity, str(target))
     assert got.bodies == scene.bodies
-    # mesh paths: relative in the file, the same absolute file after reading
+    # mesh paths: relative in the file when the mesh is in the scene's folder tree or its
+    # parent's (one "../" at most), else absolute; the same absolute file after reading
     with open(target, "rb") as fh:
         tables = tomllib.load(fh)["body"]
     for table, body, back in zip(tables, scene.bodies, got.bodies):
         if body.mesh is not None:
-            assert not os.path.isabs(table["mesh"])
+            near = os.path.relpath(body.mesh, folder).split(os.sep)[:2] != [os.pardir, os.pardir]
+            assert os.path.isabs(table["mesh"]) is not near
             assert os.path.normpath(os.path.join(folder, table["mesh"])) == body.mesh
             assert os.path.samefile(back.mesh, body.mesh)
     assert not [f for f in os.listdir(folder) if f.startswith(".tmp-")]
@@ -469,6 +474,65 @@ def test_mesh_in_a_folder_named_tilde_survives_save_and_read(tmp_path):
     spec, errors = read_scene(tmp_path / "s.toml")
     assert errors == []
     assert spec.bodies == scene.bodies
+
+
+# -- what a saved file looks like --------------------------------------------------------
+
+
+def body_blocks(text):
+    """The lines of each ``[[body]]`` table (its ``[body.decompose]`` included), blank lines dropped."""
+    blocks = []
+    for line in text.splitlines():
+        if line == "[[body]]":
+            blocks.append([])
+        elif blocks and line:
+            blocks[-1].append(line)
+    return blocks
+
+
+def test_saved_text_has_one_table_per_body_and_one_line_per_value(tmp_path):
+    mesh = str(MESHES / "gear.ply")
+    scene = SceneSpec([
+        BodySpec("ground", shape="plane", size=(6.0, 6.0), motion="static", color=(0.55, 0.57, 0.6)),
+        BodySpec("crate", shape="box", size=(0.3, 0.3, 0.3), position=(-1.0, 0.15, 0.0), rotation_deg=(0, 20, 0),
+                 velocity=(1.0, 0.0, 0.0), angular_velocity=(0.0, 0.5, 0.0), density=500.0, friction=0.6,
+                 restitution=0.2),
+        BodySpec("gear", mesh=mesh, scale=0.8, position=(0.1, 0.9, 0.0),
+                 decompose={"method": "coacd", "max_pieces": 12, "threshold": 0.08}),
+    ], name="a scene", dt=1 / 60)
+    path = save_scene(tmp_path / "s.toml", scene, header=["two lines", "of notes"])
+    text = Path(path).read_text()
+    with open(path, "rb") as fh:
+        raw = tomllib.load(fh)
+    assert text.startswith("# two lines\n# of notes\n\n[scene]\n")
+    blocks = body_blocks(text)
+    assert len(blocks) == len(scene.bodies) == len(raw["body"]) == text.count("[[body]]")
+    for block, table in zip(blocks, raw["body"]):
+        # every value on its own single line: as many "key = value" lines as the table has values
+        values = {**{k: v for k, v in table.items() if k != "decompose"}, **table.get("decompose", {})}
+        assert len([x for x in block if " = " in x]) == len(values)
+        assert ("[body.decompose]" in block) == ("decompose" in table)
+        for line in block:
+            assert line == "[body.decompose]" or line.split(" = ")[0] in values
+    assert "position = [-1.0, 0.15, 0.0]" in blocks[1] and "rotation_deg = [0.0, 20.0, 0.0]" in blocks[1]
+    assert "gravity = [0.0, -9.81, 0.0]" in text.splitlines()
+    # defaults are left out: no rotation or velocity of the ground, no density of 1000
+    assert not any(x.startswith(("rotation_deg", "velocity", "angular_velocity", "density")) for x in blocks[0])
+    assert 'mesh = "../../' not in text and read_scene(path)[0].bodies == scene.bodies
+
+
+def test_saving_an_example_scene_gives_a_file_about_its_size(tmp_path):
+    """The issue: F5 turned stacks.toml's 238 lines into 953 (one number per line)."""
+    for name, example in scene_registry().items():
+        spec, errors = read_scene(example)
+        assert errors == []
+        path = save_scene(tmp_path / f"{name}.toml", spec)
+        lines = Path(path).read_text().splitlines()
+        shipped = Path(example).read_text().splitlines()
+        # at most the motion of each body and the scene's gravity more than the example
+        assert len(lines) <= len(shipped) + len(spec.bodies) + 1, name
+        back, errors = read_scene(path)
+        assert errors == [] and back.bodies == spec.bodies
 
 
 # -- atomic save -------------------------------------------------------------------------
@@ -784,3 +848,102 @@ def test_friction_and_restitution_reach_the_body(tmp_path):
     bodies = {b.name: b for b in world.bodies}
     assert bodies["bouncy"].friction == 0.9 and bodies["bouncy"].restitution == 0.4
     assert bodies["first"].friction is None and bodies["first"].restitution is None  # the world's defaults
+
+
+# -- a missing decomposer ----------------------------------------------------------------
+
+DECOMPOSED = f"""[[body]]
+name = "crate"
+shape = "box"
+size = [0.5, 0.5, 0.5]
+
+[[body]]
+name = "knot"
+mesh = {toml_str(MESHES / "torus_knot.ply")}
+position = [0.0, 2.0, 0.0]
+[body.decompose]
+method = "vhacd"
+
+[[body]]
+name = "bowl"
+mesh = {toml_str(MESHES / "bowl.ply")}
+motion = "static"
+[body.decompose]
+method = "coacd"
+
+[[body]]
+name = "gear"
+mesh = {toml_str(MESHES / "gear.ply")}
+position = [2.0, 1.0, 0.0]
+"""
+
+
+def test_a_missing_decomposer_falls_back_to_the_convex_hull_naming_the_body(tmp_path, monkeypatch):
+    """Without vhacdx and coacd (``import`` raises ModuleNotFoundError) every body loads: a body that
+    asks for a decomposition (or the gear, concave, by "auto") gets its convex hull as its one piece,
+    a static one still collides as its exact surface, and each gets a message naming the file, the
+    body, the package and how to install it. Before, the error escaped load_scene and every body
+    was lost."""
+    from scipy.spatial import ConvexHull
+
+    from collision.shapes import TriMesh
+
+    monkeypatch.setitem(sys.modules, "vhacdx", None)
+    monkeypatch.setitem(sys.modules, "coacd", None)
+    path = tmp_path / "scene.toml"
+    path.write_text(DECOMPOSED)
+    cache = tmp_path / "cache"
+    world, errors = load_scene(path, cache=str(cache))
+    bodies = {b.name: b for b in world.bodies}
+    assert list(bodies) == ["crate", "knot", "bowl", "gear"]
+    assert len(errors) == 3
+    for text, name, package in zip(errors, ("knot", "bowl", "gear"), ("vhacdx", "coacd", "vhacdx")):
+        assert text.startswith(f"{path}: body {name!r}: ")
+        assert f"'{package}', which is not installed (pip install {package})" in text
+    assert "collides as its convex hull" in errors[0] and "exact surface" in errors[1]
+    for name in ("knot", "bowl", "gear"):
+        b = bodies[name]
+        assert len(b.pieces) == 1 and b.pieces.method == "hull"
+        assert b.pieces.volume == pytest.approx(ConvexHull(b.vertices).volume, rel=1e-9)
+    assert isinstance(bodies["bowl"].shapes[0], TriMesh)
+    # the hulls are cached as hulls: a later load with the decomposer installed still decomposes
+    from app.pieces import DecomposeSettings, cache_key
+
+    knot = bodies["knot"]
+    assert not (cache / f"{cache_key(knot.vertices, knot.faces, DecomposeSettings(method='vhacd'))}.npz").exists()
+    assert (cache / f"{cache_key(knot.vertices, knot.faces, DecomposeSettings(method='hull'))}.npz").exists()
+
+
+def test_a_cached_decomposition_needs_no_decomposer(tmp_path, monkeypatch):
+    pytest.importorskip("vhacdx")
+    from app.pieces import DecomposeSettings, convex_pieces
+
+    box = trimesh.creation.box(extents=(0.5, 0.5, 0.5))
+    box.export(tmp_path / "cube.ply")
+    settings = {"method": "vhacd", "max_pieces": 1, "resolution": 1000}
+    first = convex_pieces(box.vertices, box.faces, DecomposeSettings(**settings), cache=str(tmp_path / "cache"))
+    assert first.method == "vhacd" and not first.cached
+    monkeypatch.setitem(sys.modules, "vhacdx", None)
+    (tmp_path / "s.toml").write_text('[[body]]\nname = "cube"\nmesh = "cube.ply"\n[body.decompose]\n'
+                                     'method = "vhacd"\nmax_pieces = 1\nresolution = 1000\n')
+    world, errors = load_scene(tmp_path / "s.toml", cache=str(tmp_path / "cache"))
+    assert errors == [] and world.bodies[0].pieces.cached and world.bodies[0].pieces.method == "vhacd"
+
+
+def test_an_unexpected_failure_loses_only_that_body(tmp_path, monkeypatch):
+    """A loader bug in one body (any exception) is a message naming the file and the body."""
+    import app.scene as scene_mod
+
+    real = scene_mod.build_body
+
+    def flaky(spec, *args, **kw):
+        if spec.name == "middle":
+            raise KeyError("a bug")
+        return real(spec, *args, **kw)
+
+    monkeypatch.setattr(scene_mod, "build_body", flaky)
+    path = tmp_path / "s.toml"
+    path.write_text(scene_text())
+    world, errors = load_scene(path, cache=str(tmp_path / "cache"))
+    assert [b.name for b in world.bodies] == ["first", "last"]
+    assert errors == [f"{path}: body 'middle': loading failed (KeyError: 'a bug')"]

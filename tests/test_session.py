@@ -357,8 +357,9 @@ def write_nan_obj(path, all_bad):
     path.write_text(text)
 
 
+TETRA_OBJ = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 2 3 4\nf 1 4 3\n"
 BAD_FILES = ["missing", "random.stl", "random.obj", "random.ply", "empty.stl", "empty.obj", "empty.ply",
-             "nan_all.obj", "nan_some.obj"]
+             "nan_all.obj", "nan_some.obj", "huge.obj"]
 
 
 @pytest.mark.parametrize("kind", BAD_FILES)
@@ -372,6 +373,8 @@ def test_add_mesh_bad_file_changes_nothing(session, tmp_path, kind, capsys):
             path.write_bytes(rng.bytes(4000))
         elif kind.startswith("empty"):
             path.write_bytes(b"")
+        elif kind == "huge.obj":  # 1e300 squares to inf (app.mesh_io.MAX_COORD)
+            path.write_text(TETRA_OBJ.replace("v 1 0 0", "v 1e300 0 0"))
         else:
             write_nan_obj(path, kind == "nan_all.obj")
     session.selected = 1

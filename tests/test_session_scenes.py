@@ -6,6 +6,8 @@ on stderr, and saves the bodies where they are now so that reading the file
 back gives the same poses.
 """
 
+import os
+import pathlib
 import threading
 
 import numpy as np
@@ -21,7 +23,9 @@ PRIMITIVES = scene_registry()["primitives"]
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
+    """A private decomposition cache and data folder: no test writes into the user's home."""
     monkeypatch.setenv("OBBCOLLIDE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("OBBCOLLIDE_DATA", str(tmp_path / "data"))
 
 
 def poses(world):
@@ -90,14 +94,25 @@ def test_save_then_load_gives_the_same_poses(tmp_path):
     s.world.advance(0.25)  # and let the spinning ones turn
     out = tmp_path / "saved.toml"
     assert s.save_scene(str(out)) == str(out)
-    world, errors = load_scene(str(out))
+    same_scene(out, s.world)
+
+
+def same_scene(path, world):
+    """The scene file at ``path`` loads back into ``world``'s bodies and poses, within the
+    rounding of a saved state (SAVE_DECIMALS: 1e-6 position and degrees, 1e-5 per second)."""
+    back, errors = load_scene(str(path))
     assert errors == []
-    assert [b.name for b in world.bodies] == [b.name for b in s.world.bodies]
-    np.testing.assert_allclose(poses(world), poses(s.world), atol=1e-9)
-    for a, b in zip(world.bodies, s.world.bodies):
+    assert [b.name for b in back.bodies] == [b.name for b in world.bodies]
+    got, want = poses(back), poses(world)
+    np.testing.assert_allclose(got[:, :3, 3], want[:, :3, 3], rtol=0, atol=0.5e-6 + 1e-12)
+    # three angles each off by at most 0.5e-6 degrees: a rotation of at most 1.5e-6 degrees
+    np.testing.assert_allclose(got[:, :3, :3], want[:, :3, :3], rtol=0, atol=np.radians(1.5e-6))
+    for a, b in zip(back.bodies, world.bodies):
         assert a.motion == b.motion
-        np.testing.assert_allclose(a.spin, b.spin)
+        np.testing.assert_allclose(a.spin, b.spin, rtol=0, atol=0.5e-5 + 1e-12)
+        np.testing.assert_allclose(a.velocity, b.velocity, rtol=0, atol=0.5e-5 + 1e-12)
         np.testing.assert_allclose(a.color, b.color)
+    return back
 
 
 def test_save_keeps_a_dropped_mesh_in_its_own_frame(tmp_path):
@@ -121,7 +136,9 @@ def test_save_keeps_a_dropped_mesh_in_its_own_frame(tmp_path):
     a, b = world.bodies[0], s.world.bodies[0]
     wa = a.vertices @ a.pose[:3, :3].T + a.pose[:3, 3]
     wb = b.vertices @ b.pose[:3, :3].T + b.pose[:3, 3]
-    np.testing.assert_allclose(np.sort(wa, axis=0), np.sort(wb, axis=0), atol=1e-9)
+    # the saved state is rounded (1e-6 units and degrees): vertices within 6 units of the file's origin
+    # move by at most 0.5e-6 * sqrt(3) + 6 * radians(1.5e-6)
+    np.testing.assert_allclose(np.sort(wa, axis=0), np.sort(wb, axis=0), rtol=0, atol=1e-6)
 
 
 def test_failed_save_loses_nothing(tmp_path, monkeypatch):
@@ -140,6 +157,119 @@ def test_failed_save_loses_nothing(tmp_path, monkeypatch):
     assert out.read_text() == "# the user's file\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")] == []
     assert any("cannot save" in m[0] and m[2] for m in s.messages)
+
+
+def git_state(root):
+    """``git status --porcelain`` of the repository (untracked and ignored files listed one by one),
+    or skip when git or the checkout is missing."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    r = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=all", "--ignored"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"{root} is not a git checkout ({r.stderr.strip()})")
+    # numba writes its kernel caches under __pycache__ while the scene runs: not a file of ours
+    return sorted(line for line in r.stdout.splitlines() if "__pycache__" not in line)
+
+
+def file_bytes(folder):
+    return {p.name: p.read_bytes() for p in sorted(pathlib.Path(folder).iterdir())}
+
+
+def test_f5_on_an_example_scene_writes_a_copy_and_never_touches_the_repository(tmp_path):
+    stacks = scene_registry()["stacks"]
+    examples = os.path.dirname(stacks)
+    root = os.path.dirname(os.path.dirname(examples))
+    before, shipped = git_state(root), file_bytes(examples)
+    s = Session(World([]))
+    s.load_scene(stacks, wait=True)
+    for _ in range(20):
+        s.update(1 / 60)
+    s.selected = [b.name for b in s.world.bodies].index("column 10")
+    s.key("LEFT", shift=True)  # a body somewhere else than in the shipped file
+    s.key("E")
+    s.key("F5")
+    copy = tmp_path / "data" / "scenes" / "stacks.toml"
+    assert copy.is_file()
+    assert git_state(root) == before and file_bytes(examples) == shipped
+    text, _, error = s.messages[-1]
+    assert not error and str(copy) in text and "copy" in text
+    assert s.scene_path == stacks  # the scene is still the example; its copy is where it saves
+    same_scene(copy, s.world)
+    # the copy keeps the example's notes and says what it is a copy of
+    assert copy.read_text().startswith("# Stacking: a column of ten boxes")
+    assert f"# A copy of the example scene {stacks}" in copy.read_text()
+    # saving again updates the copy
+    s.key("RIGHT", shift=True)
+    s.world.advance(0.1)
+    s.key("F5")
+    assert git_state(root) == before and file_bytes(examples) == shipped
+    assert os.listdir(copy.parent) == ["stacks.toml"]
+    same_scene(copy, s.world)
+
+
+def test_the_copy_of_an_example_scene_finds_its_meshes(tmp_path, monkeypatch):
+    """Mesh paths of an example are relative to assets/scenes; its copy elsewhere names the same files."""
+    import trimesh
+
+    import app.scene_file as sf
+
+    examples = tmp_path / "repo" / "assets" / "scenes"
+    (tmp_path / "repo" / "assets" / "meshes").mkdir(parents=True)
+    examples.mkdir()
+    mesh = tmp_path / "repo" / "assets" / "meshes" / "brick.ply"
+    trimesh.creation.box(extents=(0.4, 0.2, 0.2)).export(mesh)
+    (examples / "bricks.toml").write_text('# two bricks\n[[body]]\nname = "a"\nmesh = "../meshes/brick.ply"\n'
+                                          'motion = "static"\n[[body]]\nname = "b"\nmesh = "../meshes/brick.ply"\n'
+                                          'position = [0.0, 0.5, 0.0]\n')
+    monkeypatch.setattr(sf, "examples_dir", lambda: str(examples))
+    shipped = file_bytes(examples)
+    s = Session(World([]))
+    s.load_scene(str(examples / "bricks.toml"), wait=True)
+    s.world.advance(0.2)  # b falls a little
+    path = s.save_scene()
+    assert path == str(tmp_path / "data" / "scenes" / "bricks.toml")
+    assert file_bytes(examples) == shipped
+    spec, errors = read_scene(path)
+    assert errors == [] and [b.mesh for b in spec.bodies] == [str(mesh)] * 2
+    same_scene(path, s.world)
+
+
+def test_a_users_scene_is_saved_in_place(tmp_path):
+    """Any scene outside the examples' folder is the user's: F5 rewrites it where it is (and nothing
+    goes into the data folder), keeping the comments at its head."""
+    mine = tmp_path / "mine" / "my scene.toml"
+    mine.parent.mkdir()
+    mine.write_text("# my notes\n# second line\n\n" + pathlib.Path(PRIMITIVES).read_text())
+    s = Session(World([]))
+    s.load_scene(str(mine), wait=True)
+    s.selected = 1
+    s.key("UP", shift=True)
+    s.world.advance(0.2)
+    s.key("F5")
+    assert s.messages[-1][0] == f"saved {len(s.world.bodies)} bodies to {mine}"
+    assert os.listdir(mine.parent) == ["my scene.toml"]  # no temporary file left beside it
+    assert not (tmp_path / "data").exists()
+    assert mine.read_text().startswith("# my notes\n# second line\n\n[scene]\n")
+    assert s.scene_path == str(mine)
+    same_scene(mine, s.world)
+
+
+def test_a_saved_state_is_rounded_not_noisy(tmp_path):
+    """A pose computed by the step (0.1 + 0.2 = 0.30000000000000004) is written as 0.3."""
+    s = Session(World([]))
+    s.load_scene(PRIMITIVES, wait=True)
+    crate = s.world.bodies[1]
+    crate.pose[:3, 3] = (0.1 + 0.2, 1 / 3, -1e-9)
+    out = tmp_path / "noise.toml"
+    s.save_scene(str(out))
+    block = out.read_text().split('name = "crate"')[1].split("[[body]]")[0]
+    assert "position = [0.3, 0.333333, 0.0]\n" in block
+    # the crate's 20 degrees about y, through a rotation matrix and back
+    assert "rotation_deg = [0.0, 20.0, 0.0]\n" in block
 
 
 def test_f6_cycles_the_example_scenes():

@@ -218,6 +218,42 @@ def test_grid_lines(half_size, step):
     np.testing.assert_allclose(np.abs(g[:, [0, 2]]).max(), half_size)
 
 
+BAD_BOUNDS = [  # the scene's box, and the grid's half size: 1.3 x the farthest finite x or z, at most 1e6
+    pytest.param([-1e300, 0, -1], [1e300, 1, 1], 1.3e6, id="1e300"),
+    pytest.param([-1.7e308, 0, -1.7e308], [1.7e308, 1, 1.7e308], 1.3e6, id="near-overflow"),
+    pytest.param([-1, 0, -1], [np.inf, 1, 1], 1.3, id="inf"),
+    pytest.param([np.nan, 0, -1], [1, 1, 1], 1.3, id="nan"),
+    pytest.param([np.nan] * 3, [np.nan] * 3, 1.3e-3, id="all-nan"),
+    pytest.param([0, 0, 0], [0, 0, 0], 1.3e-3, id="empty"),
+    pytest.param([-1.0, 0, -2.5], [2.0, 1.5, 0.5], 3.3, id="ordinary"),
+]
+
+
+@pytest.mark.parametrize("lo, hi, half", BAD_BOUNDS)
+def test_grid_extent_and_lines_never_fail_on_a_huge_or_non_finite_scene(lo, hi, half):
+    """A mesh at 1e300 ended the viewer in grid_lines ("arange: cannot compute length")."""
+    got, step = bf.grid_extent(np.array(lo, float), np.array(hi, float))
+    assert got == pytest.approx(half) and step == pytest.approx(10.0 ** np.floor(np.log10(half / 1.3 / 4)))
+    g = bf.grid_lines(got, step)
+    ticks = int(round(2 * got / step)) + 1
+    assert g.shape == (4 * ticks, 3) and np.all(np.isfinite(g)) and ticks <= bf.GRID_MAX_TICKS
+
+
+@pytest.mark.parametrize("half, step", [(np.inf, 1.0), (np.nan, 1.0), (1.0, np.nan), (1.0, 0.0), (-1.0, 0.5),
+                                        (1.0, -0.5), (1e39, 1.0), (1.0, np.inf)])
+def test_grid_lines_of_sizes_that_cannot_be_drawn_give_no_lines(half, step):
+    g = bf.grid_lines(half, step)
+    assert g.dtype == np.float32 and g.shape == (0, 3)
+
+
+@pytest.mark.parametrize("half, step", [(1e30, 1.0), (1.0, 1e-300), (1e6, 1e-3)])
+def test_grid_lines_too_fine_are_widened(half, step):
+    g = bf.grid_lines(half, step)
+    ticks = len(g) // 4
+    assert ticks == bf.GRID_MAX_TICKS and np.all(np.isfinite(g))
+    np.testing.assert_allclose(np.abs(g[:, [0, 2]]).max(), half, rtol=1e-6)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_cross_lines(seed):
     rng = np.random.default_rng(300 + seed)

@@ -70,9 +70,48 @@ def aabb_lines(lo, hi):
     return box_lines((lo + hi) / 2, eye, (hi - lo) / 2)
 
 
+# The floor grid reaches at most this far (scene units) and has at most this many lines
+# each way: a body far away, or a bound that is not finite, never asks for a grid that
+# cannot be built or that float32 vertices cannot hold.
+GRID_MAX = 1e6
+GRID_MAX_TICKS = 1001
+
+
+def grid_extent(lo, hi):
+    """Half size and spacing of the floor grid (centred on the origin) for a scene's box.
+
+    Parameters
+    ----------
+    lo, hi : (3,) float
+        The scene's world AABB; coordinates that are not finite are ignored.
+
+    Returns
+    -------
+    half : float
+        The grid covers ``[-half, half]`` in x and z: 1.3 times the farthest x or z
+        extent from the origin (at least 1e-3, at most about ``GRID_MAX``), a whole
+        number of steps.
+    step : float
+        A power of ten, about a tenth to a fortieth of the extent.
+    """
+    c = np.abs(np.concatenate([np.asarray(lo, float)[[0, 2]], np.asarray(hi, float)[[0, 2]]]))
+    span = float(np.clip(c[np.isfinite(c)].max(initial=0.0), 1e-3, GRID_MAX))
+    step = 10.0 ** math.floor(math.log10(span / 4))
+    return math.ceil(span * 1.3 / step - 1e-9) * step, step  # - 1e-9: 13.000000000000002 steps are 13
+
+
 def grid_lines(half_size=5.0, step=0.5, y=0.0):
-    """A square grid on the plane ``y`` as a line list."""
-    ticks = np.arange(-half_size, half_size + step / 2, step)
+    """A square grid on the plane ``y`` as a line list ``(4 k, 3)`` float32: lines at
+    ``-half_size, -half_size + step, ...`` up to ``half_size``, along x and along z.
+
+    Sizes that are not finite, not positive or past float32's range give no
+    lines; a step finer than ``GRID_MAX_TICKS`` lines allow is widened.
+    """
+    limit = float(np.finfo(np.float32).max)
+    if not (0 < half_size < limit and 0 < step < limit and abs(y) < limit):  # False for NaN too
+        return np.zeros((0, 3), np.float32)
+    step = max(step, 2 * half_size / (GRID_MAX_TICKS - 1))
+    ticks = -half_size + step * np.arange(int(2 * half_size / step + 0.5) + 1)
     a = [[t, y, -half_size] for t in ticks] + [[-half_size, y, t] for t in ticks]
     b = [[t, y, half_size] for t in ticks] + [[half_size, y, t] for t in ticks]
     return np.stack([np.array(a), np.array(b)], axis=1).reshape(-1, 3).astype(np.float32)

@@ -10,6 +10,10 @@ import math
 import numpy as np
 
 
+# The camera's distance from its target stays within these (scene units).
+MIN_DISTANCE, MAX_DISTANCE = 1e-6, 1e9
+
+
 def perspective(fovy_deg, aspect, near, far):
     """(4, 4) OpenGL perspective projection."""
     f = 1.0 / math.tan(math.radians(fovy_deg) / 2)
@@ -79,7 +83,7 @@ class OrbitCamera:
 
     def zoom(self, clicks):
         clicks = float(np.clip(clicks, -50.0, 50.0))  # one event never jumps by more than 200x
-        self.distance = float(np.clip(self.distance * (0.9 ** clicks), 1e-6, 1e9))
+        self.distance = float(np.clip(self.distance * (0.9 ** clicks), MIN_DISTANCE, MAX_DISTANCE))
 
     def screen_axes(self):
         """World directions of the screen's right and up."""
@@ -87,17 +91,20 @@ class OrbitCamera:
         return v[0, :3].copy(), v[1, :3].copy()
 
     def frame(self, lo, hi):
-        """Fit the box ``[lo, hi]`` in view."""
+        """Fit the box ``[lo, hi]`` in view (a box that is not finite leaves the camera as it is;
+        the distance stays within the zoom's range, so a box too large to fit is looked at from
+        the farthest distance)."""
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-        self.target = (lo + hi) / 2
-        radius = max(1e-6, float(np.linalg.norm(hi - lo)) / 2)
-        if not math.isfinite(radius):
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
             return
+        with np.errstate(over="ignore"):  # a radius past 1e154 squares to inf: the farthest distance
+            radius = max(1e-6, float(np.linalg.norm(hi / 2 - lo / 2)))
         half = math.radians(self.fovy) / 2
         aspect = self.width / max(1, self.height)
         half = min(half, math.atan(math.tan(half) * aspect))  # the narrower of the two fields
         # the bounding sphere touches the view cone's sides at this distance
-        self.distance = radius / math.sin(half)
+        self.target = lo / 2 + hi / 2
+        self.distance = float(np.clip(radius / math.sin(half), MIN_DISTANCE, MAX_DISTANCE))
 
     def ray(self, x, y):
         """World ray through window pixel ``(x, y)`` (origin bottom-left): ``(origin, direction)``."""

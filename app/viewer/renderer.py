@@ -19,8 +19,8 @@ from pyglet.graphics.shader import Shader, ShaderProgram
 
 from collision.shapes import HalfSpace
 
-from .buffers import colors, flat_mesh, grid_lines, ground_fade, ground_quad, instance_rows, pixel_world_sizes, \
-    tiny_bodies
+from .buffers import colors, flat_mesh, grid_extent, grid_lines, ground_fade, ground_quad, instance_rows, \
+    pixel_world_sizes, tiny_bodies
 from .layout import FontMetrics, layout_text
 from .session import COLORS, MIN_BODY_PX
 
@@ -284,13 +284,10 @@ class Renderer:
         lp.use()
         lp["vp"] = _mat(vp)
         if session.flags["grid"]:
-            lo, hi = session.world.bounds()
-            span = float(max(np.abs(lo[[0, 2]]).max(), np.abs(hi[[0, 2]]).max(), 1e-3))
-            step = 10.0 ** np.floor(np.log10(span / 4))
             # Over the ground (pushed back by its polygon offset), and writing no depth, so the
             # axes drawn along two of its lines win over them everywhere instead of in dashes.
             gl.glDepthMask(gl.GL_FALSE)
-            self._grid_list(np.ceil(span * 1.3 / step) * step, step, grid_y).draw(gl.GL_LINES)
+            self._grid_list(*grid_extent(*session.world.bounds()), grid_y).draw(gl.GL_LINES)
             gl.glDepthMask(gl.GL_TRUE)
         if self._tris is not None:
             self._tris.delete()

@@ -429,11 +429,18 @@ class Session:
         self.save_scene()
 
     def save_scene(self, path=None):
-        """Write the scene with every body where it is now (atomic); returns the path or None."""
-        from ..scene import body_spec
-        from ..scene_file import SceneSpec, save_scene
+        """Write the scene with every body where it is now (atomic); returns the path written or None.
 
-        path = path or self.scene_path or os.path.join(self.screenshot_dir, "scene.toml")
+        ``path`` (default: the scene's file, else ``scene.toml`` in the screenshot folder) is
+        written in place, unless it is an example scene: those are never touched, and a
+        copy of the same name in the user's data folder is written (and updated by the next
+        save) instead; the message says where.
+        """
+        from ..scene import body_spec
+        from ..scene_file import SceneSpec, leading_comments, save_path, save_scene
+
+        source = path or self.scene_path or os.path.join(self.screenshot_dir, "scene.toml")
+        target, copy = save_path(source)
         bodies, skipped = [], []
         for b in self.world.bodies:
             try:
@@ -443,15 +450,22 @@ class Session:
         base = getattr(self.world, "scene", None)
         spec = SceneSpec(bodies=bodies, name=getattr(base, "name", "scene"), dt=self.world.dt,
                          gravity=getattr(base, "gravity", (0.0, -9.81, 0.0)))
+        header = leading_comments(source)
+        if copy:
+            header += [""] * bool(header) + [f"A copy of the example scene {source}, saved from the viewer (F5)."]
         try:
-            save_scene(path, spec)
+            if copy:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+            save_scene(target, spec, header=header)
         except OSError as exc:
-            self.say(f"{path}: cannot save the scene ({exc.strerror or exc}); nothing was changed", error=True)
+            self.say(f"{target}: cannot save the scene ({exc.strerror or exc}); nothing was changed", error=True)
             return None
-        self.scene_path = path
-        self.say(f"saved {len(bodies)} bodies to {path}"
+        if not copy:
+            self.scene_path = target
+        where = f"a copy of the example scene, in {target}" if copy else target
+        self.say(f"saved {len(bodies)} bodies to {where}"
                  + (f" (skipped {', '.join(skipped)}: no file)" if skipped else ""))
-        return path
+        return target
 
     def do_next_scene(self, _arg, _shift):
         from ..scene_file import scene_registry

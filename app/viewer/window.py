@@ -13,8 +13,12 @@ import pyglet
 from pyglet.window import key, mouse
 
 from .renderer import Hud, Renderer
+from .script import action_problem
 
 _BUTTONS = {mouse.LEFT: "left", mouse.RIGHT: "right", mouse.MIDDLE: "middle"}
+# The key names a script may use: pyglet's key symbols (not its modifier or motion codes).
+KEY_NAMES = frozenset(name for name, value in vars(key).items()
+                      if isinstance(value, int) and not name.startswith(("MOD_", "MOTION_")))
 
 
 def _key_name(symbol):
@@ -254,7 +258,9 @@ def apply_action(win, action):
     Actions (dicts): ``{"key": "TAB", "shift": false}``,
     ``{"click": [x, y]}`` (left button, origin bottom-left),
     ``{"drag": [x0, y0, x1, y1], "button": "left", "steps": 10}``,
-    ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``.
+    ``{"scroll": clicks}``, ``{"drop": [path, ...]}``, ``{"screenshot": path}``
+    (:mod:`app.viewer.script` lists them all). An action with a problem (an
+    unknown key name or field, a wrong type) is skipped with a message.
 
     A drag that lasts across frames, as a person's does:
     ``{"press": [x, y]}`` presses the left button at a pixel, ``{"press": "BODY NAME"}`` at the
@@ -262,6 +268,10 @@ def apply_action(win, action):
     moves the held pointer by pixels (a drag event), ``{"release": true}`` lets go where the
     pointer is.
     """
+    problem = action_problem(action, KEY_NAMES)
+    if problem is not None:
+        win.session.say(f"scripted action {json.dumps(action, default=str)[:80]}: {problem}; skipped", error=True)
+        return
     if "key" in action:
         sym = getattr(key, action["key"])
         mods = key.MOD_SHIFT if action.get("shift") else 0
@@ -286,7 +296,11 @@ def apply_action(win, action):
     if "press" in action:
         target = action["press"]
         if isinstance(target, str):
-            x, y = _body_pixel(win.session, target)
+            try:
+                x, y = _body_pixel(win.session, target)
+            except ValueError as exc:
+                win.session.say(f"scripted action {json.dumps(action)[:80]}: {exc}; skipped", error=True)
+                return
         else:
             x, y = (float(c) for c in target)
         win.pointer = (x, y)
