@@ -36,6 +36,7 @@ COLORS = {
     "selected": (1.00, 1.00, 1.00),
     "pieces": (0.55, 0.95, 0.45),
     "manifolds": (1.00, 0.55, 0.00),
+    "grab": (0.95, 0.95, 0.95),
 }
 
 MAX_THROWN = 50  # thrown balls kept in the scene (the oldest go first)
@@ -511,6 +512,8 @@ class Session:
         world = self.world
         if self.flags["boxes"]:
             for b in world.bodies:
+                if b.unbounded:  # a ground, drawn as its plane: its mesh's finite boxes would float there
+                    continue
                 dd.draw_tree(draw, b.tree, b.pose, self.depth, COLORS["boxes"])
         if self.flags["aabbs"]:
             from .buffers import aabb_lines
@@ -552,6 +555,10 @@ class Session:
                 elif len(pts) == 2:
                     draw.segments(pts[None], COLORS["manifolds"])
             draw.marker_px = MARKER_PX
+        grab = self.grab_line
+        if grab is not None:  # the mouse joint: a line from the grabbed point to the cursor, both marked
+            draw.segments(np.stack(grab)[None], COLORS["grab"])
+            draw.points(np.stack(grab), COLORS["grab"])
         self.trace_counts = (0, 0)
         self.separating_axis = -1
         if self.selected is not None and (self.flags["traversal"] or self.flags["axis"]):
