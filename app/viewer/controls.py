@@ -50,8 +50,8 @@ BINDINGS = [
 
 MOUSE_HELP = [
     ("left click", "select the body under the cursor (ray cast through its OBB tree)"),
-    ("left drag on a body", "move it in the view plane (a dynamic body hangs on a spring)"),
-    ("left drag elsewhere", "orbit the camera"),
+    ("left drag on a body", "pull it in the view plane (a dynamic body on the mouse joint; a static one stays)"),
+    ("left drag elsewhere", "orbit the camera (also on a static body)"),
     ("right / middle drag", "pan the camera"),
     ("wheel", "zoom"),
     ("drop a file", "add it as a body (any format trimesh reads)"),
