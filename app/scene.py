@@ -289,8 +289,9 @@ def build_body(spec, index=0, cache=True, progress=None, recenter=False, mesh=No
         With a message naming the body (and the file) when it cannot be built;
         :class:`FlatMeshError` for a flat mesh that is not static.
     """
+    from .decompose_child import convex_pieces  # V-HACD in a child process: the window keeps drawing
     from .mesh_io import load_mesh
-    from .pieces import DecomposeSettings, convex_pieces
+    from .pieces import DecomposeSettings
 
     if mesh is not None:
         pass
