@@ -245,6 +245,37 @@ def pieces_mass_properties(pieces, density):
     return MassProperties(float(density), mass / float(density), mass, center, inertia)
 
 
+def hull_support_points(vertices, count, chunk=1 << 16):
+    """At most ``count`` of the points (n, 3): the farthest along ``count`` directions spread over the sphere.
+
+    Their hull is inscribed in the points' hull: exact where a vertex is
+    extreme along a sampled direction (the six axis directions are among
+    them, so the bounding box is exact), inside it elsewhere: on a finely
+    tessellated unit sphere the deepest face of the hull of 64 such points is
+    0.057 in, of 128 points 0.027, of 256 points 0.014 (measured). An open
+    mesh of 1.3M triangles gets such a hull in a second or two, where the hull
+    of all its points takes minutes and makes every contact test slow.
+
+    Returns
+    -------
+    (k, 3) float64, k <= count
+    """
+    v = np.asarray(vertices, dtype=np.float64)
+    k = max(int(count) - 6, 1)
+    i = np.arange(k) + 0.5
+    polar, turn = np.arccos(1.0 - 2.0 * i / k), np.pi * (1.0 + 5.0 ** 0.5) * i  # a Fibonacci sphere
+    dirs = np.concatenate([np.eye(3), -np.eye(3), np.stack([np.cos(turn) * np.sin(polar), np.sin(turn) *
+                                                            np.sin(polar), np.cos(polar)], axis=1)])
+    best, where = np.full(len(dirs), -np.inf), np.zeros(len(dirs), np.int64)
+    for start in range(0, len(v), chunk):
+        reach = v[start:start + chunk] @ dirs.T
+        arg = np.argmax(reach, axis=0)
+        top = reach[arg, np.arange(len(dirs))]
+        better = top > best
+        best[better], where[better] = top[better], arg[better] + start
+    return v[np.unique(where)]
+
+
 class FlatMeshError(ValueError):
     """A mesh that spans no volume (all its points in a plane or on a line): it can only be static."""
 
@@ -266,8 +297,9 @@ def build_body(spec, index=0, cache=True, progress=None, recenter=False, mesh=No
     or non-manifold mesh (most downloaded models: a mug, a brick with a hole)
     has no inside, so no volume of its own: unless it is static (then it
     collides as its exact surface, as before), its pieces are its convex hull
-    (``decompose.method = "auto"``; an explicit ``"vhacd"`` / ``"coacd"`` is
-    kept) and its mass properties those of its pieces
+    (``decompose.method = "auto"``; of at most twice ``decompose.max_vertices``
+    points, :func:`hull_support_points`; an explicit ``"vhacd"`` / ``"coacd"``
+    is kept) and its mass properties those of its pieces
     (:func:`pieces_mass_properties`), so the solid it weighs is the solid it
     collides as. The hull, not V-HACD, by default: V-HACD's voxel fill leaks
     through an opening and gives voxel-thin shells whose mass depends on the
@@ -310,16 +342,22 @@ def build_body(spec, index=0, cache=True, progress=None, recenter=False, mesh=No
     report(progress, "mass properties")
     mass = mass_properties(v, f, spec.density)
     settings = DecomposeSettings(**spec.decompose)
+    cut_v, cut_f = v, f  # what is cut into pieces
     if mass is None and spec.motion != "static":
         if _flat(v):
             raise FlatMeshError(f"body {spec.name!r}: the mesh is flat (no volume), so it can only be static "
                                 "(motion = \"static\")")
         if settings.method == "auto":
             settings = dataclasses.replace(settings, method="hull")
+            if len(v) > 2 * settings.max_vertices:  # twice V-HACD's per piece: one piece here, not 16
+                from scipy.spatial import ConvexHull
+
+                cut_v = hull_support_points(v, 2 * settings.max_vertices)
+                cut_f = ConvexHull(cut_v).simplices.astype(np.int64)  # the hull method needs only its points
     pieces = None
     if mass is not None or spec.motion != "static":
         try:
-            pieces = convex_pieces(v, f, settings, cache=cache, progress=progress)
+            pieces = convex_pieces(cut_v, cut_f, settings, cache=cache, progress=progress)
         except (ValueError, RuntimeError) as exc:
             raise ValueError(f"body {spec.name!r}: convex decomposition failed ({exc})") from None
     mass_source = None

@@ -699,6 +699,42 @@ def test_flat_mesh_body_must_be_static(tmp_path, motion):
     assert "flat" in str(info.value) and "can only be static" in str(info.value)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_hull_support_points(seed):
+    """A subset of the points, at most ``count``, with the same bounding box; chunking changes nothing."""
+    from app.scene import hull_support_points
+
+    rng = np.random.default_rng(seed)
+    pts = rng.normal(size=(int(rng.integers(10, 3000)), 3)) * rng.uniform(0.1, 10.0, 3)
+    got = hull_support_points(pts, 40)
+    assert len(got) <= 40 and {tuple(p) for p in got} <= {tuple(p) for p in pts}
+    np.testing.assert_array_equal(got.min(0), pts.min(0))
+    np.testing.assert_array_equal(got.max(0), pts.max(0))
+    np.testing.assert_array_equal(hull_support_points(pts, 40, chunk=7), got)
+
+
+def test_hull_support_points_on_a_sphere_stay_close_to_it():
+    from scipy.spatial import ConvexHull
+
+    from app.scene import hull_support_points
+
+    sphere = trimesh.creation.icosphere(subdivisions=5, radius=1.0)
+    hull = ConvexHull(hull_support_points(sphere.vertices, 128))
+    assert 1.0 + hull.equations[:, 3].max() < 0.03  # every face within 3% of the radius
+
+
+def test_a_finely_tessellated_open_mesh_moves_as_a_hull_of_few_points(tmp_path):
+    """An open sphere of 2562 vertices: one piece of at most 2 * max_vertices points, its mass within 5%
+    of the full hull's (the sphere's)."""
+    m = trimesh.creation.icosphere(subdivisions=4, radius=0.5)
+    open_sphere = trimesh.Trimesh(m.vertices, m.faces[1:], process=False)
+    open_sphere.export(tmp_path / "ball.ply")
+    body = build_body(BodySpec("ball", mesh=str(tmp_path / "ball.ply")), cache=str(tmp_path))
+    assert body.moves and len(body.pieces) == 1 and len(body.pieces.hulls[0].vertices) <= 128
+    assert body.mass.mass == pytest.approx(1000.0 * m.volume, rel=0.05)
+    np.testing.assert_allclose(body.mass.center, 0.0, atol=0.01)
+
+
 def test_closed_mesh_body_has_no_mass_note(tmp_path):
     spec = BodySpec("crate", shape="box", size=(1.0, 2.0, 3.0))
     assert build_body(spec, cache=str(tmp_path)).mass_source is None
