@@ -325,11 +325,9 @@ def build_body(spec, index=0, cache=True, progress=None, recenter=False, mesh=No
     from .mesh_io import load_mesh
     from .pieces import DecomposeSettings
 
-    if mesh is not None:
-        pass
-    elif spec.mesh is not None:
+    if mesh is None and spec.mesh is not None:
         mesh = load_mesh(spec.mesh, scale=spec.scale, progress=progress)
-    else:
+    elif mesh is None:
         mesh = primitive_mesh(spec)
         if spec.scale != 1.0:
             mesh.apply_scale(spec.scale)
