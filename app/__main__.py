@@ -21,6 +21,13 @@ def _parser():
     )
     p.add_argument("--mesh", action="append", default=[], metavar="PATH",
                    help="add a mesh file as a body (repeatable; any format trimesh reads)")
+    p.add_argument("--motion", default="dynamic", choices=("dynamic", "kinematic", "static"),
+                   help="how --mesh and dropped files move: dynamic (fall and collide; the default), "
+                        "kinematic (only the user moves them) or static")
+    p.add_argument("--mesh-scale", type=float, default=None, metavar="S",
+                   help="multiply the coordinates of --mesh and dropped files by S (e.g. 0.001 for "
+                        "millimetres); by default a file far larger than the scene's bodies is read "
+                        "in the unit that fits (millimetres, centimetres, inches), with a message")
     p.add_argument("--empty", action="store_true", help="start without the default scene")
     p.add_argument("--scene", metavar="NAME|PATH",
                    help="load a scene file (TOML), or an example scene by name (see --list-scenes)")
@@ -99,6 +106,9 @@ def main(argv=None):
     except ValueError:
         print(f"--size: expected WIDTHxHEIGHT, got {args.size!r}", file=sys.stderr)
         return 2
+    if args.mesh_scale is not None and not 0 < args.mesh_scale < float("inf"):
+        print(f"--mesh-scale: expected a positive number, got {args.mesh_scale!r}", file=sys.stderr)
+        return 2
     headless = args.headless or args.bench is not None
     if not headless and _no_display():
         print("No display found (DISPLAY is not set), so no window can open.\n"
@@ -135,13 +145,15 @@ def main(argv=None):
     world = World([]) if (args.empty or scene_path) else default_scene()
     world.set_broad_phase(args.broad_phase)
     session = Session(world)
+    session.mesh_motion = args.motion
+    session.mesh_scale = args.mesh_scale
     if scene_path:
         # a window loads in the background (loading indicator in the HUD);
         # a fixed number of frames wants the scene from the first one
         print(f"loading {scene_path} ...", file=sys.stderr)
         session.load_scene(scene_path, wait=args.frames is not None, echo=True)
-    for path in args.mesh:
-        session.add_mesh(path)
+    for path in args.mesh:  # each waits for the scene before it, and is placed above it
+        session.add_mesh(path, wait=args.frames is not None, echo=args.frames is not None)
     session.frame_camera()
 
     if headless:

@@ -249,10 +249,11 @@ def _vhacd_filling(v, f, settings, progress):
     hulls and leaves the inside empty (measured: an L prism in 8 pieces kept
     32% of its volume; with 4, 105-123%). Its ``shrinkWrap`` pulls hulls onto
     the surface voxels and makes this worse, so it is off. A result holding
-    less than ``MIN_FILL`` of the volume is retried with half the pieces.
+    less than ``MIN_FILL`` of the volume is retried with half the pieces. An
+    open surface has no volume to fill: its first result is kept.
     """
     vhacdx = _decomposer("vhacd")
-    volume = abs(_mesh_volume(v, f))
+    volume = abs(_mesh_volume(v, f)) if _closed(f) else 0.0
     n = settings.max_pieces
     while True:
         parts = vhacdx.compute_vhacd(v, f.astype(np.uint32), maxConvexHulls=n, resolution=settings.resolution,

@@ -46,13 +46,15 @@ What is compared with what:
 - ``mass_properties``: box mass = density * volume, centre of mass = its
   centre, inertia = analytic box inertia rotated into place (1e-9 relative);
   inverted winding gives the same positive result; an open mesh gives None.
-- ``build_body``: an open OBJ surface must be static (``ValueError`` naming
-  the body otherwise), builds when static; primitive bodies carry the spec's
-  pose, velocities, colour, motion and scaled mass.
+- ``build_body``: an open OBJ surface that is not static moves as its convex
+  hull (mass, centre and inertia of a solid square pyramid, analytic, 1e-9);
+  a flat one must be static (``ValueError`` naming the body otherwise); an
+  open one builds when static; primitive bodies carry the spec's pose,
+  velocities, colour, motion and scaled mass.
 - ``scene_registry`` / ``load_scene``: every example scene loads with no
   errors and one body per ``[[body]]``; primitives.toml checked in detail;
-  a corrupt mesh file or an open dynamic mesh leaves that body out with an
-  error naming the file, and the other bodies load.
+  a corrupt mesh file or a flat dynamic mesh leaves that body out with an
+  error naming the file, and the other bodies load (an open one among them).
 
 Every test uses a private decomposition cache (``OBBCOLLIDE_CACHE`` and
 ``cache=`` under pytest's tmp folders).
@@ -729,14 +731,77 @@ def test_mass_properties_of_a_mesh_with_one_flipped_triangle():
 TENT = "v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nv 0 1 0\nf 1 5 2\nf 2 5 3\nf 3 5 4\nf 4 5 1\n"
 
 
+SHEET = "v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n"
+
+
 @pytest.mark.parametrize("motion", ["dynamic", "kinematic"])
-def test_open_mesh_body_must_be_static(tmp_path, motion):
+def test_open_mesh_body_moves_as_its_convex_hull(tmp_path, motion):
+    """An open mesh (a tent: a square pyramid without its floor) that is not static collides as its
+    convex hull and weighs what the hull does: a solid square pyramid, base side a = 2, height h = 1,
+    volume a^2 h / 3, centre of mass h / 4 above the base, inertia about it m a^2 / 10 (axis) and
+    m (a^2 / 20 + 3 h^2 / 80) (across)."""
     (tmp_path / "tent.obj").write_text(TENT)
-    spec = BodySpec("my tent", mesh=str(tmp_path / "tent.obj"), motion=motion)
+    spec = BodySpec("my tent", mesh=str(tmp_path / "tent.obj"), motion=motion, density=300.0)
+    body = build_body(spec, cache=str(tmp_path))
+    assert body.motion == motion and body.moves == (motion == "dynamic")
+    assert len(body.pieces) == 1 and body.pieces.method == "hull"
+    assert "convex hull" in body.mass_source
+    m = 300.0 * 4.0 / 3.0
+    assert body.mass.mass == pytest.approx(m, rel=1e-9)
+    np.testing.assert_allclose(body.mass.center, (0.0, 0.25, 0.0), atol=1e-12)
+    across = m * (4.0 / 20.0 + 3.0 / 80.0)
+    np.testing.assert_allclose(body.mass.inertia, np.diag([across, m * 4.0 / 10.0, across]), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("motion", ["dynamic", "kinematic"])
+def test_flat_mesh_body_must_be_static(tmp_path, motion):
+    (tmp_path / "sheet.obj").write_text(SHEET)
+    spec = BodySpec("my sheet", mesh=str(tmp_path / "sheet.obj"), motion=motion)
     with pytest.raises(ValueError) as info:
         build_body(spec, cache=str(tmp_path))
-    assert "body 'my tent'" in str(info.value)
-    assert "can only be static" in str(info.value)
+    assert "body 'my sheet'" in str(info.value)
+    assert "flat" in str(info.value) and "can only be static" in str(info.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hull_support_points(seed):
+    """A subset of the points, at most ``count``, with the same bounding box; chunking changes nothing."""
+    from app.scene import hull_support_points
+
+    rng = np.random.default_rng(seed)
+    pts = rng.normal(size=(int(rng.integers(10, 3000)), 3)) * rng.uniform(0.1, 10.0, 3)
+    got = hull_support_points(pts, 40)
+    assert len(got) <= 40 and {tuple(p) for p in got} <= {tuple(p) for p in pts}
+    np.testing.assert_array_equal(got.min(0), pts.min(0))
+    np.testing.assert_array_equal(got.max(0), pts.max(0))
+    np.testing.assert_array_equal(hull_support_points(pts, 40, chunk=7), got)
+
+
+def test_hull_support_points_on_a_sphere_stay_close_to_it():
+    from scipy.spatial import ConvexHull
+
+    from app.scene import hull_support_points
+
+    sphere = trimesh.creation.icosphere(subdivisions=5, radius=1.0)
+    hull = ConvexHull(hull_support_points(sphere.vertices, 128))
+    assert 1.0 + hull.equations[:, 3].max() < 0.03  # every face within 3% of the radius
+
+
+def test_a_finely_tessellated_open_mesh_moves_as_a_hull_of_few_points(tmp_path):
+    """An open sphere of 2562 vertices: one piece of at most 2 * max_vertices points, its mass within 5%
+    of the full hull's (the sphere's)."""
+    m = trimesh.creation.icosphere(subdivisions=4, radius=0.5)
+    open_sphere = trimesh.Trimesh(m.vertices, m.faces[1:], process=False)
+    open_sphere.export(tmp_path / "ball.ply")
+    body = build_body(BodySpec("ball", mesh=str(tmp_path / "ball.ply")), cache=str(tmp_path))
+    assert body.moves and len(body.pieces) == 1 and len(body.pieces.hulls[0].vertices) <= 128
+    assert body.mass.mass == pytest.approx(1000.0 * m.volume, rel=0.05)
+    np.testing.assert_allclose(body.mass.center, 0.0, atol=0.01)
+
+
+def test_closed_mesh_body_has_no_mass_note(tmp_path):
+    spec = BodySpec("crate", shape="box", size=(1.0, 2.0, 3.0))
+    assert build_body(spec, cache=str(tmp_path)).mass_source is None
 
 
 def test_open_mesh_body_builds_when_static(tmp_path):
@@ -819,19 +884,25 @@ def corrupt_scene(tmp_path):
     rng = np.random.default_rng(1234)
     (tmp_path / "broken.stl").write_bytes(rng.bytes(1000))
     (tmp_path / "tent.obj").write_text(TENT)
+    (tmp_path / "sheet.obj").write_text(SHEET)
     path = tmp_path / "scene.toml"
     path.write_text(scene_text(middle='name = "broken"\nmesh = "broken.stl"\n') +
+                    '\n[[body]]\nname = "sheet"\nmesh = "sheet.obj"\n'
                     '\n[[body]]\nname = "tent"\nmesh = "tent.obj"\n', encoding="utf-8")
     return path
 
 
-def test_corrupt_or_open_mesh_leaves_that_body_out(tmp_path):
+def test_corrupt_or_flat_mesh_leaves_that_body_out(tmp_path):
+    """A corrupt file and a flat mesh that is not static are left out with their errors; an open mesh
+    (the tent) loads, dynamic by default, as its convex hull."""
     path = corrupt_scene(tmp_path)
     world, errors = load_scene(path, cache=str(tmp_path / "cache"))
-    assert [b.name for b in world.bodies] == ["first", "last"]
+    assert [b.name for b in world.bodies] == ["first", "last", "tent"]
     assert len(errors) == 2, errors
     assert errors[0].startswith(f"{path}: ") and str(tmp_path / "broken.stl") in errors[0]
-    assert errors[1].startswith(f"{path}: body 'tent': ") and "can only be static" in errors[1]
+    assert errors[1].startswith(f"{path}: body 'sheet': ") and "can only be static" in errors[1]
+    tent = world.bodies[2]
+    assert tent.motion == "dynamic" and tent.moves and "convex hull" in tent.mass_source
 
 
 def test_corrupt_mesh_error_names_the_body(tmp_path):

@@ -330,7 +330,7 @@ def test_add_mesh_good_file(session, tmp_path, ext):
     m.export(str(path))
     n = len(session.world.bodies)
     old = list(session.world.bodies)
-    assert session.add_mesh(str(path)) is True
+    assert session.add_mesh(str(path), motion="kinematic", wait=True) is True  # dynamic: see test_placement
     bodies = session.world.bodies
     assert len(bodies) == n + 1 and bodies[:n] == old
     b = bodies[-1]
@@ -381,7 +381,7 @@ def test_add_mesh_bad_file_changes_nothing(session, tmp_path, kind, capsys):
     old = list(session.world.bodies)
     p0 = poses(session)
     n_msgs = len(session.messages)
-    ok = session.add_mesh(str(path))
+    ok = session.add_mesh(str(path), wait=True)
     assert ok is False, f"{path.name} was accepted as a body"
     assert session.world.bodies == old
     assert np.array_equal(poses(session), p0)

@@ -125,7 +125,7 @@ def test_save_keeps_a_dropped_mesh_in_its_own_frame(tmp_path):
     m.apply_translation((5.0, -2.0, 1.0))
     m.export(path)
     s = Session(World([]))
-    assert s.add_mesh(str(path))
+    assert s.add_mesh(str(path), motion="kinematic", wait=True)
     s.selected = 0
     s.key("W")
     s.key("UP")

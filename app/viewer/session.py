@@ -17,7 +17,6 @@ import numpy as np
 import collision as co
 
 from ..dynamics import Dynamics
-from ..scene import load_mesh_body
 from ..world import rotation
 from .camera import OrbitCamera
 from .controls import BINDINGS, MOVE_STEP, TURN_STEP, help_lines
@@ -122,7 +121,10 @@ class Session:
     def __init__(self, world, screenshot_dir=".", scene_path=None):
         self.world = world
         self.scene_path = scene_path  # where F5 saves; None: ./scene.toml
-        self._loading = None  # the background scene load, see load_scene
+        self._loading = None  # the background load in progress (a scene or a mesh), see load_scene, add_mesh
+        self._queue = deque()  # loads waiting for it (files dropped together)
+        self.mesh_motion = "dynamic"  # the motion of added meshes (--motion)
+        self.mesh_scale = None  # the scale of added meshes (--mesh-scale); None: guess the units of odd sizes
         self.camera = OrbitCamera()
         self.selected = None
         self.flags = {name: name in ("boxes", "triangles", "segments", "contacts", "manifolds", "grid")
@@ -328,18 +330,87 @@ class Session:
 
     # -- files ---------------------------------------------------------------
 
-    def add_mesh(self, path):
-        """Add a mesh file as a body; a bad file gives a message, nothing else changes."""
-        body, note = load_mesh_body(path, index=len(self.world.bodies))
+    def add_mesh(self, path, motion=None, scale=None, wait=False, echo=False):
+        """Add a mesh file as a body; it loads in the background, as a scene does.
+
+        The worker reads the file, cuts it into convex pieces (cached) and
+        builds its trees and mass (:func:`app.scene.load_mesh_body`) while the
+        window keeps drawing, the HUD showing the progress; files added while
+        one loads wait their turn. :meth:`poll` then places the body in free
+        space above the scene near where the camera looks
+        (:func:`app.placement.place_body`), selects it and reframes the camera.
+        A bad file gives a message naming it, and nothing else changes.
+
+        Parameters
+        ----------
+        path : str
+        motion : str, optional
+            ``"dynamic"``, ``"kinematic"`` or ``"static"``; default
+            :attr:`mesh_motion` (``--motion``).
+        scale : float, optional
+            Multiplies the file's coordinates; default :attr:`mesh_scale`
+            (``--mesh-scale``); None: 1, or a unit's factor when the file is
+            far larger than the scene's bodies (:func:`app.placement.unit_scale`).
+        wait : bool
+            Block until the body is in (scripts, tests).
+        echo : bool
+            Also print the progress on stderr.
+
+        Returns
+        -------
+        bool
+            With ``wait``, whether the body was added; otherwise True (queued).
+        """
+        motion = motion or self.mesh_motion
+        scale = scale if scale is not None else self.mesh_scale
+        job = {"kind": "mesh", "path": path, "echo": echo}
+
+        def prepare():  # when its turn comes: the scene it will join
+            from ..placement import typical_size
+
+            job["index"], job["typical"] = len(self.world.bodies), typical_size(self.world.bodies)
+
+        def work(progress):
+            from ..scene import load_mesh_body
+
+            return load_mesh_body(path, index=job["index"], motion=motion, scale=scale, typical=job["typical"],
+                                  progress=progress)
+
+        job.update(prepare=prepare, work=work)
+        self._queue.append(job)
+        self._start_next()
+        if not wait:
+            return True
+        self._wait_for(job)
+        return job["added"]
+
+    def _place_mesh(self, job):
+        """Put a loaded mesh body in the world: in free space, selected, in view."""
+        from ..placement import ground_for, place_body, size_note
+
+        body, notes = job["result"]
         if body is None:
-            self.say(note, error=True)
+            self.say(notes, error=True)
             return False
-        self.world.bodies.append(body)
-        self.selected = len(self.world.bodies) - 1
-        self.say(f"added {body.name} ({len(body.faces)} triangles)")
-        if note:
-            self.say(note, error=True)
-            self.frame_camera()
+        bodies = self.world.bodies
+        ground = ground_for(body, bodies, self.camera.target)
+        if ground is not None:
+            bodies.append(ground)
+            self.say(f"the scene has no ground: added one at height {ground.pose[1, 3]:.3g} "
+                     f"for {body.name} to land on")
+        place_body(body, bodies, self.camera.target)
+        body.home = body.pose.copy()  # R puts it back here
+        odd = size_note(body, bodies)
+        bodies.append(body)
+        self.selected = len(bodies) - 1
+        n = len(body.pieces) if body.pieces is not None else 0
+        pieces = f", {n} convex piece{'s' if n > 1 else ''}" if n else ""
+        self.say(f"added {body.name} ({len(body.faces)} triangles, {body.motion}{pieces})")
+        for note in notes:
+            self.say(note)
+        if odd:
+            self.say(odd, error=True)
+        self.frame_camera()
         return True
 
     # -- scenes ----------------------------------------------------------------
@@ -352,52 +423,93 @@ class Session:
         frame) swaps the new world in. ``wait=True`` blocks (scripts, tests);
         ``echo=True`` also prints the progress on stderr.
         """
-        if self._loading is not None:
-            self.say("a scene is still loading; wait for it", error=True)
+        if self._loading is not None or self._queue:
+            what = os.path.basename((self._loading or self._queue[0])["path"])
+            self.say(f"{what} is still loading; wait for it", error=True)
             return False
-        state = {"path": path, "message": "reading", "fraction": None, "result": None, "start": time.monotonic()}
 
-        def work():
-            from ..progress import TerminalProgress, tee
+        def work(progress):
             from ..scene import load_scene
             from ..scene_file import SceneError
 
-            def progress(stage, fraction):
-                state["message"], state["fraction"] = stage, fraction
-
-            terminal = TerminalProgress() if echo else None
             try:
-                state["result"] = load_scene(path, progress=tee(progress, terminal))
+                return load_scene(path, progress=progress)
             except SceneError as exc:
-                state["result"] = (None, [str(exc)])
+                return None, [str(exc)]
+
+        job = {"kind": "scene", "path": path, "work": work, "echo": echo}
+        self._queue.append(job)
+        self._start_next()
+        if wait:
+            self._wait_for(job)
+        return True
+
+    def _start_next(self):
+        """Start the next queued load in a worker thread, unless one is running."""
+        if self._loading is not None or not self._queue:
+            return
+        job = self._queue.popleft()
+        job.update(message="reading", fraction=None, result=None, error=None, start=time.monotonic())
+        if job.get("prepare"):
+            job["prepare"]()
+
+        def progress(stage, fraction):
+            job["message"], job["fraction"] = stage, fraction
+
+        def run():
+            from ..progress import TerminalProgress, tee
+
+            terminal = TerminalProgress() if job["echo"] else None
+            try:
+                job["result"] = job["work"](tee(progress, terminal))
             except Exception as exc:  # never lose the viewer to a loader bug
-                state["result"] = (None, [f"{path}: loading failed ({type(exc).__name__}: {exc})"])
+                job["error"] = f"{job['path']}: loading failed ({type(exc).__name__}: {exc})"
             finally:
                 if terminal is not None:
                     terminal.close()
 
-        state["thread"] = threading.Thread(target=work, name="scene-loader", daemon=True)
-        self._loading = state
-        state["thread"].start()
-        if wait:
-            state["thread"].join()
+        job["thread"] = threading.Thread(target=run, name=f"{job['kind']}-loader", daemon=True)
+        self._loading = job
+        job["thread"].start()
+
+    def _wait_for(self, job):
+        """Block until ``job`` (and every load queued before it) has finished and been polled in."""
+        while not job.get("done") and (self._loading is not None or self._queue):
+            if self._loading is None:
+                self._start_next()
+            self._loading["thread"].join()
             self.poll()
-        return True
 
     def poll(self):
-        """Swap in a scene whose background load has finished; returns True when it did."""
-        state = self._loading
-        if state is None or state["thread"].is_alive():
+        """Finish a background load that is done (swap a scene in, place a mesh body) and start the
+        next queued one; returns True when one finished."""
+        job = self._loading
+        if job is None or job["thread"].is_alive():
             return False
         self._loading = None
+        try:
+            if job.get("error"):
+                self.say(job["error"], error=True)
+                job["added"] = False
+            elif job["kind"] == "mesh":
+                job["added"] = self._place_mesh(job)
+            else:
+                self._swap_scene(job)
+        finally:
+            job["done"] = True
+            self._start_next()
+        return True
+
+    def _swap_scene(self, state):
+        """Make a loaded scene the current one (unless nothing in it loaded)."""
         world, errors = state["result"]
         for text in errors:
             self.say(text, error=True)
         if world is None:
-            return True
+            return
         if not world.bodies:
             self.say(f"{state['path']}: no body could be loaded; keeping the current scene", error=True)
-            return True
+            return
         world.set_broad_phase(self.world.broad_phase_name)  # the user's choices outlive the scene
         world.ccd = self.world.ccd
         self.world = world
@@ -411,7 +523,6 @@ class Session:
             # Bodies at rest on each other overlap by the solver's slop, so every touching face
             # would be red: a physics scene shows its manifolds, and T the exact triangles.
             self.flags["triangles"] = not any(b.moves for b in world.bodies)
-        return True
 
     @property
     def loading(self):
@@ -612,6 +723,8 @@ class Session:
             lines.append(f"selected: {b.name}   position ({p[0]:+.3f}, {p[1]:+.3f}, {p[2]:+.3f})   "
                          f"yaw/pitch/roll ({yaw:+.1f}, {pitch:+.1f}, {roll:+.1f}) deg   "
                          f"{len(b.faces)} triangles, tree depth {b.tree.depth}")
+            if getattr(b, "mass_source", None):
+                lines.append(f"{b.name}: open mesh, {b.mass_source}")
             if self.flags["traversal"]:
                 lines.append(f"traversal: {self.trace_counts[0]} node pairs overlapped, "
                              f"{self.trace_counts[1]} pruned")
@@ -629,7 +742,8 @@ class Session:
                 mark = "|/-\\"[int(seconds * 8) % 4]
             else:
                 mark = "[" + "#" * round(10 * fraction) + "-" * (10 - round(10 * fraction)) + f"] {fraction:4.0%}"
-            lines.append(f"{mark} loading {os.path.basename(path)} ({seconds:.0f} s): {message}")
+            queued = f" (+{len(self._queue)} queued)" if self._queue else ""
+            lines.append(f"{mark} loading {os.path.basename(path)}{queued} ({seconds:.0f} s): {message}")
         now = time.monotonic()
         for text, when, error in self.messages:
             if now - when < 8.0:
