@@ -272,7 +272,8 @@ def _reduce_into(n, pts, depth, cnt, tol2, keep, alive):
     (the largest area it sweeps outside any triangle edge). The four span
     (nearly) the largest quad with the deepest point as a corner; the idea is
     Gregorius' "Robust contact creation" (GDC 2015) and Bullet's
-    ``reduceContacts``.
+    ``reduceContacts``. When the deepest point touches, the other picks are
+    made among the touching points before the speculative ones (depth < 0).
     """
     alive[:cnt] = True
     for i in range(cnt):
@@ -299,32 +300,48 @@ def _reduce_into(n, pts, depth, cnt, tol2, keep, alive):
     for i in range(cnt):
         if alive[i] and (i0 < 0 or depth[i] > depth[i0]):
             i0 = i
+    # Touching points first: when the deepest point touches (depth >= 0), each of the other three
+    # picks is made among the touching points, and among the speculative ones (a gap, within the
+    # margin) only when no touching point is left to give that pick anything. Otherwise a hull
+    # lying along its curved side (a cylinder of many sides on the ground) had its far end's
+    # touching points traded for points a few millimetres up its side, which span a wider patch
+    # but hold nothing: the far end sank and the body rocked for ever.
+    tiered = depth[i0] >= 0.0
     p0 = v.row(pts, i0)
     i1, best = -1, -1.0
-    for i in range(cnt):
-        if alive[i] and i != i0:
-            d = v.norm2(v.sub(v.row(pts, i), p0))
-            if d > best:
-                i1, best = i, d
+    for tier in range(2):
+        for i in range(cnt):
+            if alive[i] and i != i0 and (tier == 1 or not tiered or depth[i] >= 0.0):
+                d = v.norm2(v.sub(v.row(pts, i), p0))
+                if d > best:
+                    i1, best = i, d
+        if i1 >= 0 or not tiered:
+            break
     p1 = v.row(pts, i1)
     i2, best = -1, 0.0
-    for i in range(cnt):
-        if alive[i] and i != i0 and i != i1:
-            s = abs(_area(n, p0, p1, v.row(pts, i)))
-            if s > best:
-                i2, best = i, s
+    for tier in range(2):
+        for i in range(cnt):
+            if alive[i] and i != i0 and i != i1 and (tier == 1 or not tiered or depth[i] >= 0.0):
+                s = abs(_area(n, p0, p1, v.row(pts, i)))
+                if s > best:
+                    i2, best = i, s
+        if (i2 >= 0 and best > tol2) or not tiered:
+            break
     keep[0], keep[1] = i0, i1
     if i2 < 0 or best <= tol2:
         return 2
     p2 = v.row(pts, i2)
     sgn = 1.0 if _area(n, p0, p1, p2) > 0.0 else -1.0
     i3, best = -1, 0.0
-    for i in range(cnt):
-        if alive[i] and i != i0 and i != i1 and i != i2:
-            q = v.row(pts, i)
-            g = max(-sgn * _area(n, p0, p1, q), max(-sgn * _area(n, p1, p2, q), -sgn * _area(n, p2, p0, q)))
-            if g > best:
-                i3, best = i, g
+    for tier in range(2):
+        for i in range(cnt):
+            if alive[i] and i != i0 and i != i1 and i != i2 and (tier == 1 or not tiered or depth[i] >= 0.0):
+                q = v.row(pts, i)
+                g = max(-sgn * _area(n, p0, p1, q), max(-sgn * _area(n, p1, p2, q), -sgn * _area(n, p2, p0, q)))
+                if g > best:
+                    i3, best = i, g
+        if (i3 >= 0 and best > tol2) or not tiered:
+            break
     keep[2] = i2
     if i3 < 0 or best <= tol2:
         return 3

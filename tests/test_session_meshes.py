@@ -147,9 +147,6 @@ def test_an_open_tube_falls_lands_in_view_and_rests(tmp_path):
     fall_and_rest(s, [add_and_check(s, tube(tmp_path / "tube.ply"))])
 
 
-@pytest.mark.xfail(strict=True, reason="a many-sided hull lying on a half-space ground rocks and sinks: the "
-                   "half-space manifold reduces its in-margin points to the widest quad, leaving out the deepest "
-                   "point of the far end (collision.manifold._reduce_into); on a box floor it rests")
 def test_a_tube_lying_on_the_ground_comes_to_rest(tmp_path):
     s = stacks_session()
     path = tube(tmp_path / "tube.ply")
