@@ -131,8 +131,11 @@ def reference(folder):
 def check_frame(report, img, reference, names=NAMES):
     """Every body of the scene is still there, and the frame shows them as without the bad input."""
     assert [b["name"] for b in report["bodies"]][:len(names)] == names
+    # Below the HUD's panel only: it is translucent and grows by a line for each message, so the
+    # tops of the bodies may lie under it in one run and not in the other.
+    top = int(0.45 * img.shape[0])
     for colour, mask in masks(img).items():
-        want = reference[colour]
+        want, mask = reference[colour][top:], mask[top:]
         iou = (mask & want).sum() / (mask | want).sum()
         assert iou >= 0.95, f"the {colour} body's pixels differ from the run without bad input (IoU {iou:.3f})"
 

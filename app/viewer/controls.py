@@ -54,7 +54,7 @@ MOUSE_HELP = [
     ("left drag elsewhere", "orbit the camera (also on a static body)"),
     ("right / middle drag", "pan the camera"),
     ("wheel", "zoom"),
-    ("drop a file", "add it as a body (any format trimesh reads)"),
+    ("drop a file", "add it as a body that falls (any format trimesh reads; several queue up)"),
 ]
 
 
