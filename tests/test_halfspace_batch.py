@@ -110,8 +110,9 @@ def area_along(points, n):
 
 def greedy_outcomes(pts, dep, n, tol, scale):
     """Every result of the reduction documented at collision.manifold._reduce (deepest point, the
-    point farthest from it, the largest triangle with these two, the point adding the most area),
-    written again here, taking each branch whose score ties the best to within rounding.
+    point farthest from it, the largest triangle with these two, the point adding the most area,
+    each among the touching points first when the deepest touches), written again here, taking
+    each branch whose score ties the best to within rounding.
 
     ``pts`` (c, 3) are distinct points (no merging needed: checked), ``dep`` (c,) their depths;
     returns tuples of indices in the order the reduction keeps them.
@@ -129,13 +130,24 @@ def greedy_outcomes(pts, dep, n, tol, scale):
         top = max(vals)
         return [q for q, v in zip(cands, vals) if v >= top - eps], top
 
+    def tiered(i0, cands, score, eps):
+        """The best picks among the touching candidates when the deepest point touches, and among
+        all when no touching candidate scores above ``eps`` (the reduction's two tiers)."""
+        touching = [q for q in cands if dep[q] >= 0.0] if dep[i0] >= 0.0 else []
+        if touching:
+            best = near_best(touching, score, eps)
+            if best[1] > eps:
+                return best
+        return near_best(cands, score, eps)
+
     found = set()
     everyone = list(range(c))
     for i0 in near_best(everyone, lambda q: dep[q], tol)[0]:
         rest = [q for q in everyone if q != i0]
-        for i1 in near_best(rest, lambda q: float(((pts[q] - pts[i0]) ** 2).sum()), eps2)[0]:
+        touching = [q for q in rest if dep[q] >= 0.0] if dep[i0] >= 0.0 else []
+        for i1 in near_best(touching or rest, lambda q: float(((pts[q] - pts[i0]) ** 2).sum()), eps2)[0]:
             rest2 = [q for q in rest if q != i1]
-            cand2, top2 = near_best(rest2, lambda q: abs(area(i0, i1, q)), eps2)
+            cand2, top2 = tiered(i0, rest2, lambda q: abs(area(i0, i1, q)), eps2)
             if top2 <= eps2:
                 found.add((i0, i1))
                 continue
@@ -146,7 +158,7 @@ def greedy_outcomes(pts, dep, n, tol, scale):
                 def grow(q):
                     return max(-sgn * area(i0, i1, q), -sgn * area(i1, i2, q), -sgn * area(i2, i0, q))
 
-                cand3, top3 = near_best(rest3, grow, eps2)
+                cand3, top3 = tiered(i0, rest3, grow, eps2)
                 if top3 <= eps2:
                     found.add((i0, i1, i2))
                     continue
