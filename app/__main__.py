@@ -74,7 +74,13 @@ def _no_display():
         not os.environ.get("WAYLAND_DISPLAY")
 
 
-def main(argv=None):
+def main(argv=None, prepare=None):
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    ``prepare()``, when given, is called once the command goes on to the viewer
+    or the benchmark (``python3 -m app`` passes the setup's kernel compilation,
+    :func:`app._bootstrap.ensure_kernels`).
+    """
     args = _parser().parse_args(argv)
     if args.demo:
         demo()
@@ -99,6 +105,8 @@ def main(argv=None):
     except ValueError:
         print(f"--size: expected WIDTHxHEIGHT, got {args.size!r}", file=sys.stderr)
         return 2
+    if prepare is not None:
+        prepare()
     headless = args.headless or args.bench is not None
     if not headless and _no_display():
         print("No display found (DISPLAY is not set), so no window can open.\n"
@@ -133,6 +141,12 @@ def main(argv=None):
     from .world import World
 
     world = World([]) if (args.empty or scene_path) else default_scene()
+    if world.bodies:  # a cold kernel cache compiles here, before the window opens (a scene file: while it loads)
+        from .warmup import StatusLine, warm_up_world
+
+        line = StatusLine()
+        warm_up_world(world, progress=line)
+        line.close()
     world.set_broad_phase(args.broad_phase)
     session = Session(world)
     if scene_path:
@@ -171,7 +185,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from app._bootstrap import ensure_environment
+    from app._bootstrap import ensure_environment, ensure_kernels
 
     ensure_environment("app")
-    sys.exit(main())
+    sys.exit(main(prepare=ensure_kernels))

@@ -300,8 +300,11 @@ class Session:
 
         Decomposition and tree builds can take seconds on a first load, so the
         window keeps drawing and answering meanwhile; :meth:`poll` (called every
-        frame) swaps the new world in. ``wait=True`` blocks (scripts, tests);
-        ``echo=True`` also prints the progress on stderr.
+        frame) swaps the new world in. Before that, a copy of the new world runs a
+        frame in the same thread (:func:`app.warmup.warm_up_world`): on a cold
+        kernel cache the scene's kernels compile there, not in the window's first
+        frame. ``wait=True`` blocks (scripts, tests); ``echo=True`` also prints the
+        progress on stderr.
         """
         if self._loading is not None:
             self.say("a scene is still loading; wait for it", error=True)
@@ -319,6 +322,10 @@ class Session:
             terminal = TerminalProgress() if echo else None
             try:
                 state["result"] = load_scene(path, progress=tee(progress, terminal))
+                if state["result"][0] is not None:
+                    from ..warmup import warm_up_world
+
+                    warm_up_world(state["result"][0], progress=tee(progress, terminal))
             except SceneError as exc:
                 state["result"] = (None, [str(exc)])
             except Exception as exc:  # never lose the viewer to a loader bug
@@ -427,6 +434,8 @@ class Session:
         A step that fails (it should not: the world repairs non-finite bodies) pauses the world
         with the message in the HUD, so the viewer keeps running and nothing is lost."""
         self.poll()
+        if not self.world.bodies:  # nothing to move: no kernel call (one compiling in a scene load would block)
+            return
         try:
             self.world.frame(frame_dt)
         except (ValueError, FloatingPointError, RuntimeError) as exc:
