@@ -144,7 +144,7 @@ def main(argv=None, prepare=None):
     if world.bodies:  # a cold kernel cache compiles here, before the window opens (a scene file: while it loads)
         from .warmup import StatusLine, warm_up_world
 
-        line = StatusLine()
+        line = StatusLine("default scene: ")
         warm_up_world(world, progress=line)
         line.close()
     world.set_broad_phase(args.broad_phase)

@@ -121,10 +121,13 @@ class CompileWatch(event.Listener):
 class StatusLine:
     """A progress callback for the setup's compilation: one line on stderr.
 
-    On a terminal the line is redrawn in place (``\\r``) at most every
-    ``interval`` seconds; elsewhere (a pipe, a log file) a line is written when
-    the text before the first ``":"`` changes and at most every ``every``
-    seconds otherwise, so logs stay short. :meth:`close` ends the line.
+    ``line(text, fraction)`` shows ``prefix + text`` and the seconds since the
+    first call (the fraction is not shown: most kernels compile in the tour's
+    first part, so it says little). On a terminal the line is redrawn in place
+    (``\\r``) at most every ``interval`` seconds; elsewhere (a pipe, a log file)
+    a line is written when the text before the first ``":"`` changes and at
+    most every ``every`` seconds otherwise, so logs stay short. :meth:`close`
+    ends the line.
 
     Parameters
     ----------
@@ -140,6 +143,7 @@ class StatusLine:
         self.interval, self.every = interval, every
         self._clock = clock
         self._drawn = -1e9
+        self._start = None
         self._head = None
         self._width = 0
         self._open = False
@@ -156,9 +160,11 @@ class StatusLine:
         except (AttributeError, ValueError, OSError):
             return False
 
-    def __call__(self, text, fraction=None):
+    def __call__(self, text, fraction):
         now = self._clock()
-        line = self.prefix + text
+        if self._start is None:
+            self._start = now
+        line = f"{self.prefix}{text}  {now - self._start:.0f} s"
         head = text.split(":", 1)[0]
         if self._tty():
             if now - self._drawn >= self.interval or fraction == 1.0:
@@ -205,7 +211,11 @@ def exercise(world, seconds=1.0, interact=True):
     from .dynamics import Dynamics
     from .viewer.session import OVERLAYS, Session
 
-    world = copy.deepcopy(world)
+    if not world.bodies:
+        return
+    # The copy shares what no step writes (meshes, trees, convex pieces): a big mesh is not copied.
+    shared = [x for b in world.bodies for x in (b.vertices, b.faces, b.tree, b.pieces) if x is not None]
+    world = copy.deepcopy(world, {id(x): x for x in shared})
     world.paused = False
     s = Session(world)
     s.camera.width, s.camera.height = 1280, 720
@@ -213,9 +223,7 @@ def exercise(world, seconds=1.0, interact=True):
     for name in OVERLAYS:
         s.flags[name] = name != "help"
     bodies = world.bodies
-    if not bodies:
-        return
-    s.selected = 0
+    s.selected = next((k for k, b in enumerate(bodies) if not b.unbounded), 0)  # traversal and axis overlays
     frames = max(1, int(round(seconds / FRAME)))
     _step_frames(s, frames)
     if not interact:
@@ -252,7 +260,7 @@ def exercise(world, seconds=1.0, interact=True):
     _step_frames(s, 2)
 
 
-def warm_up_world(world, progress=None, seconds=0.25):
+def warm_up_world(world, progress=None, seconds=0.5):
     """Compile what ``world`` needs to run and be drawn, on a copy (the world is not touched).
 
     One frame first: when it compiles nothing the cache is warm and that is

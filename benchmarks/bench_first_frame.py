@@ -19,7 +19,8 @@ viewer runs in a real window (EGL, offscreen, 1280x720), its frames paced at
 Columns: ``window`` is the first frame the window drew (the loading line, for
 a scene file), ``scene`` the first frame with the scene's bodies, ``gap`` the
 longest time between two frames before the scene's first (how frozen the
-window was; ``-`` when the window only opened with the scene), ``kernels`` how
+window was; ``-`` when the window only opened with the scene), ``fps`` the
+frames drawn per second meanwhile (60 at most), ``kernels`` how
 many of the project's kernels compiled and ``after`` how many compiled in the
 second after the scene's first frame (a hitch while it runs; 0 is the aim).
 ``cold`` empties numba's cache first (``*.nbi``, ``*.nbc`` under ``app/`` and
@@ -111,10 +112,12 @@ def _child(scene, launched):
         time.sleep(max(0.0, period - (time.perf_counter() - start)))
     watch.__exit__(None, None, None)
     win.close()
+    loading = first_scene - first_window
     print(json.dumps({"window": first_window, "scene": first_scene,
                       "gap": max(gaps) if gaps else None, "frames_before": len(gaps) + 1,
+                      "fps": len(gaps) / loading if gaps and loading > 0 else None,
                       "kernels": compiled_at_scene, "compile_s": watch.seconds,
-                      "after": watch.count - compiled_at_scene}))
+                      "after": watch.count - compiled_at_scene, "after_names": watch.kernels[compiled_at_scene:]}))
 
 
 def _child_setup(launched):
@@ -138,8 +141,8 @@ def run_child(*args):
     return json.loads(lines[-1])
 
 
-def _s(x):
-    return "-" if x is None else f"{x:.1f}"
+def _s(x, digits=1):
+    return "-" if x is None else f"{x:.{digits}f}"
 
 
 def main(argv=None):
@@ -176,15 +179,17 @@ def main(argv=None):
         results[scene] = row
         print(f"  {scene}: done", file=sys.stderr, flush=True)
     print()
-    head = (f"{'scene':12s} | {'cold: window':>12s} {'scene':>7s} {'gap':>6s} {'kernels':>7s} {'after':>5s} | "
-            f"{'warm: window':>12s} {'scene':>7s} {'gap':>6s} {'after':>5s}")
+    head = (f"{'scene':12s} | {'cold: window':>12s} {'scene':>7s} {'gap':>6s} {'fps':>4s} {'kernels':>7s} "
+            f"{'after':>5s} | {'warm: window':>12s} {'scene':>7s} {'gap':>6s} {'after':>5s}")
     print(head)
     print("-" * len(head))
     for scene in scenes:
         row = results[scene]
         c = row.get("cold")
-        cold = (f"{_s(c['window']):>12s} {_s(c['scene']):>7s} {_s(c['gap']):>6s} {c['kernels']:>7d} {c['after']:>5d}"
-                if c else f"{'':>12s} {'':>7s} {'':>6s} {'':>7s} {'':>5s}")
+        cold = " " * 46
+        if c:
+            cold = (f"{_s(c['window']):>12s} {_s(c['scene']):>7s} {_s(c['gap']):>6s} {_s(c['fps'], 0):>4s} "
+                    f"{c['kernels']:>7d} {c['after']:>5d}")
         w = row["warm"]
 
         def med(key):
@@ -193,7 +198,11 @@ def main(argv=None):
 
         print(f"{scene:12s} | {cold} | {_s(med('window')):>12s} {_s(med('scene')):>7s} {_s(med('gap')):>6s} "
               f"{max(r['after'] for r in w):>5d}")
-    print("\nseconds from the process start; warm: median of", args.repeat, "runs")
+    print(f"\nseconds from the process start; warm: median of {args.repeat} runs")
+    for scene in scenes:
+        late = sorted({n for r in [results[scene].get("cold")] + results[scene]["warm"] if r for n in r["after_names"]})
+        if late:
+            print(f"{scene}: compiled after its first frame: {', '.join(late)}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

@@ -21,6 +21,7 @@ import pytest
 from numba import njit
 
 from app import _bootstrap
+from app.progress import report
 from app.scene_file import scene_registry
 from app.warmup import CompileWatch, StatusLine, warm_up_world
 
@@ -230,21 +231,21 @@ def test_status_line_redraws_on_a_terminal_and_writes_few_lines_elsewhere():
     clock = iter(np.arange(0.0, 100.0, 0.5)).__next__
     tty = Tty()
     line = StatusLine("[setup] ", stream=tty, clock=clock)
-    line("compiling kernels: 1 (app.a)")
-    line("compiling kernels: 2 (app.bb)")
-    line("compiled 2 kernels in 3 s", 1.0)
+    report(line, "compiling kernels: 1 (app.a)", 0.0)
+    report(line, "compiling kernels: 2 (app.bb)", 0.5)
+    report(line, "compiled 2 kernels in 3 s", 1.0)
     line.close()
-    assert tty.getvalue() == ("\r[setup] compiling kernels: 1 (app.a)\r[setup] compiling kernels: 2 (app.bb)"
-                              "\r[setup] compiled 2 kernels in 3 s    \n")  # wiped to the end of the longer line
+    assert tty.getvalue() == ("\r[setup] compiling kernels: 1 (app.a)  0 s\r[setup] compiling kernels: 2 (app.bb)  0 s"
+                              "\r[setup] compiled 2 kernels in 3 s  1 s    \n")  # wiped to the end of the longer line
     log = io.StringIO()
     line = StatusLine("[setup] ", stream=log, clock=clock, every=10.0)
     for k in range(30):  # 15 s of kernels
-        line(f"compiling kernels: {k + 1} (app.k{k})")
-    line("compiled 30 kernels in 15 s", 1.0)
+        report(line, f"compiling kernels: {k + 1} (app.k{k})", None)
+    report(line, "compiled 30 kernels in 15 s", 1.0)
     line.close()
-    assert log.getvalue().splitlines() == ["[setup] compiling kernels: 1 (app.k0)",
-                                           "[setup] compiling kernels: 21 (app.k20)",
-                                           "[setup] compiled 30 kernels in 15 s"]
+    assert log.getvalue().splitlines() == ["[setup] compiling kernels: 1 (app.k0)  0 s",
+                                           "[setup] compiling kernels: 21 (app.k20)  10 s",
+                                           "[setup] compiled 30 kernels in 15 s  15 s"]
 
 
 def fake_tree(tmp_path, kernels):
