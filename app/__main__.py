@@ -40,8 +40,10 @@ def _parser():
     return p
 
 
-def demo(seed=0, out=sys.stdout):
-    """Run one query of each kind on two random hulls and two triangles; print the answers."""
+def demo(seed=0, out=None):
+    """Run one query of each kind on two random hulls and two triangles; print the answers
+    (to ``out``, default the ``sys.stdout`` of the moment)."""
+    out = sys.stdout if out is None else out
     import numpy as np
 
     import collision as c
