@@ -47,8 +47,10 @@ def _parser():
     return p
 
 
-def demo(seed=0, out=sys.stdout):
-    """Run one query of each kind on two random hulls and two triangles; print the answers."""
+def demo(seed=0, out=None):
+    """Run one query of each kind on two random hulls and two triangles; print the answers
+    (to ``out``, default the ``sys.stdout`` of the moment)."""
+    out = sys.stdout if out is None else out
     import numpy as np
 
     import collision as c
@@ -81,7 +83,13 @@ def _no_display():
         not os.environ.get("WAYLAND_DISPLAY")
 
 
-def main(argv=None):
+def main(argv=None, prepare=None):
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    ``prepare()``, when given, is called once the command goes on to the viewer
+    or the benchmark (``python3 -m app`` passes the setup's kernel compilation,
+    :func:`app._bootstrap.ensure_kernels`).
+    """
     args = _parser().parse_args(argv)
     if args.demo:
         demo()
@@ -109,6 +117,8 @@ def main(argv=None):
     if args.mesh_scale is not None and not 0 < args.mesh_scale < float("inf"):
         print(f"--mesh-scale: expected a positive number, got {args.mesh_scale!r}", file=sys.stderr)
         return 2
+    if prepare is not None:
+        prepare()
     headless = args.headless or args.bench is not None
     if not headless and _no_display():
         print("No display found (DISPLAY is not set), so no window can open.\n"
@@ -143,6 +153,12 @@ def main(argv=None):
     from .world import World
 
     world = World([]) if (args.empty or scene_path) else default_scene()
+    if world.bodies:  # a cold kernel cache compiles here, before the window opens (a scene file: while it loads)
+        from .warmup import StatusLine, warm_up_world
+
+        line = StatusLine("default scene: ")
+        warm_up_world(world, progress=line)
+        line.close()
     world.set_broad_phase(args.broad_phase)
     session = Session(world)
     session.mesh_motion = args.motion
@@ -181,7 +197,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from app._bootstrap import ensure_environment
+    from app._bootstrap import ensure_environment, ensure_kernels
 
     ensure_environment("app")
-    sys.exit(main())
+    sys.exit(main(prepare=ensure_kernels))

@@ -12,6 +12,10 @@ against its own source file only: a kernel that calls a function from another
 file keeps the old compiled callee after that file changes (an update by
 ``git pull``, an edit). So when any source file of ``collision/`` or ``app/``
 differs from the last run, the cached kernels are deleted and compiled again.
+
+For ``python3 -m app`` the setup then compiles them at once, before the window
+opens (:func:`ensure_kernels`, a progress line on stderr), instead of letting
+the viewer's first frames compile them one by one: see :mod:`app.warmup`.
 """
 
 import hashlib
@@ -25,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".obbcollide-installed"
 KERNELS = VENV / ".obbcollide-kernels"  # hash of the sources the cached kernels were compiled from
+COMPILED = VENV / ".obbcollide-compiled"  # hash of the sources whose kernels the setup compiled
 EXTRAS = "test,decompose"
 
 
@@ -98,6 +103,47 @@ def refresh_kernel_cache(root=ROOT, stamp=KERNELS):
     except OSError:
         pass
     return gone
+
+
+def _has_kernels(root):
+    return any(True for package in ("collision", "app") for _ in (root / package).rglob("*.nbi"))
+
+
+def ensure_kernels(root=ROOT, stamp=COMPILED):
+    """Compile the viewer's kernels now, with a progress line on stderr, if they need it.
+
+    They need it when the setup has not compiled them for the current sources
+    (a first run, or a change that made :func:`refresh_kernel_cache` delete
+    them) or when no compiled kernel is cached at all. Otherwise this costs a
+    hash of the sources (milliseconds). Skipped with ``OBBCOLLIDE_NO_BOOTSTRAP``.
+    Returns the number of kernels compiled (0 when nothing was to do).
+    """
+    if os.environ.get("OBBCOLLIDE_NO_BOOTSTRAP"):
+        return 0
+    wanted = _sources_hash(root)
+    try:
+        done = stamp.read_text().strip() == wanted
+    except OSError:
+        done = False
+    if done and _has_kernels(root):
+        return 0
+    from app.warmup import StatusLine, compile_kernels
+
+    print("[setup] compiling the kernels (numba), once after an install or a change of the sources; "
+          "they are cached on disk", file=sys.stderr, flush=True)
+    line = StatusLine("[setup] ")
+    try:
+        watch = compile_kernels(line)
+    except KeyboardInterrupt:
+        line.close()
+        sys.exit("[setup] interrupted: the kernels not compiled yet will compile when first used")
+    line.close()
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(wanted + "\n")
+    except OSError:
+        pass
+    return watch.count
 
 
 def _install(stamp):

@@ -420,8 +420,11 @@ class Session:
 
         Decomposition and tree builds can take seconds on a first load, so the
         window keeps drawing and answering meanwhile; :meth:`poll` (called every
-        frame) swaps the new world in. ``wait=True`` blocks (scripts, tests);
-        ``echo=True`` also prints the progress on stderr.
+        frame) swaps the new world in. Before that, a copy of the new world runs a
+        frame in the same thread (:func:`app.warmup.warm_up_world`): on a cold
+        kernel cache the scene's kernels compile there, not in the window's first
+        frame. ``wait=True`` blocks (scripts, tests); ``echo=True`` also prints the
+        progress on stderr.
         """
         if self._loading is not None or self._queue:
             what = os.path.basename((self._loading or self._queue[0])["path"])
@@ -433,7 +436,12 @@ class Session:
             from ..scene_file import SceneError
 
             try:
-                return load_scene(path, progress=progress)
+                world, errors = load_scene(path, progress=progress)
+                if world is not None:
+                    from ..warmup import warm_up_world
+
+                    warm_up_world(world, progress=progress)
+                return world, errors
             except SceneError as exc:
                 return None, [str(exc)]
 
@@ -601,6 +609,8 @@ class Session:
         A step that fails (it should not: the world repairs non-finite bodies) pauses the world
         with the message in the HUD, so the viewer keeps running and nothing is lost."""
         self.poll()
+        if not self.world.bodies:  # nothing to move: no kernel call (one compiling in a scene load would block)
+            return
         try:
             self.world.frame(frame_dt)
         except (ValueError, FloatingPointError, RuntimeError) as exc:
