@@ -502,8 +502,12 @@ def depth_in_mesh(tris_a, solid_b, tol=1e-4, rel_tol=0.01):
                                f"tol {tol} is too fine")
         c = tris.mean(1)
         r = np.linalg.norm(tris - c[:, None], axis=2).max(1)
-        bound = r - _box_distances(c, lo, hi)  # outside B's box: depth at most minus the distance to it
-        inside = np.flatnonzero(bound == r)
+        away = _box_distances(c, lo, hi)
+        bound = r - away  # c outside B's box: its depth is at most minus its distance to the box
+        # the depth of c is needed where c is in B's box (no bound without it), and where the triangle
+        # reaches into the box (the Lipschitz bound alone would cut a triangle lying along the box's
+        # side down to the tolerance)
+        inside = np.flatnonzero((away == 0.0) | (bound > best + max(tol, rel_tol * best)))
         if len(inside):
             d, nearest = _signed_depths(c[inside], solid_b)
             k = int(np.argmax(d))
