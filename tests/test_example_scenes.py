@@ -31,7 +31,7 @@ import pytest
 from app.scene import load_scene
 from app.scene_file import scene_registry
 from app.solver import solve_contacts
-from tests._interpenetration import scene_interpenetration
+from ._interpenetration import scene_interpenetration
 
 SLOP = inspect.signature(solve_contacts).parameters["slop"].default
 START = 1e-6  # m: rounding of the meshes' float32 coordinates

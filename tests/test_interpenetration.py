@@ -34,9 +34,9 @@ import trimesh
 
 import collision as co
 from app.world import Body, pose_matrix
-from tests import _interpenetration as I
-from tests._bodies import box_body, ground_body
-from tests._reference import random_rotation
+from . import _interpenetration as I
+from ._bodies import box_body, ground_body
+from ._reference import random_rotation
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
 TOL = 1e-4  # the measurement's default tolerance (m)
@@ -216,7 +216,8 @@ def test_box_under_a_ground_plane():
     b = box_body("b", [0.2, 0.1, 0.3], (0.4, 0.1 - 0.004, -0.2), motion="dynamic")
     r = I.interpenetration(b, g)
     assert r.a == "b" and r.b == "ground" and abs(r.depth - 0.004) < 1e-12
-    turned = box_body("t", [0.2, 0.1, 0.3], (-1, 0.5, 0), motion="dynamic", rot=random_rotation(np.random.default_rng(5)))
+    turned = box_body("t", [0.2, 0.1, 0.3], (-1, 0.5, 0), motion="dynamic",
+                      rot=random_rotation(np.random.default_rng(5)))
     low = (turned.vertices @ turned.pose[:3, :3].T)[:, 1].min() + 0.5
     turned.pose[1, 3] -= low + 0.0025
     assert abs(I.interpenetration(g, turned).depth - 0.0025) < 1e-12

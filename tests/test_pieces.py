@@ -467,7 +467,8 @@ def test_cover_grows_pieces_that_miss_the_surface():
     m = _l_prism(1)
     a = trimesh.creation.box(bounds=[[0.05, 0.05, 0.05], [1.9, 0.95, 0.95]]).vertices
     b = trimesh.creation.box(bounds=[[0.05, 0.05, 1.05], [0.95, 0.95, 1.95]]).vertices
-    assert distance_to_union(surface_samples(m, 2000), [co.ConvexPolyhedron.from_points(x) for x in (a, b)]).max() > 0.04
+    boxes = [co.ConvexPolyhedron.from_points(x) for x in (a, b)]
+    assert distance_to_union(surface_samples(m, 2000), boxes).max() > 0.04
     grown = P._cover(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), [a, b])
     assert len(grown) == 2 and len(grown[0]) > len(a) and len(grown[1]) > len(b)
     added = np.vstack([grown[0][len(a):], grown[1][len(b):]])
