@@ -877,7 +877,7 @@ def test_primitives_scene_in_detail(tmp_path):
     assert bodies["can"].mass.mass == pytest.approx(2700.0 * math.pi * 0.25 ** 2 * 0.6, rel=0.01)
     assert world.dt == 0.008333333333333333
     assert tuple(bodies["ground"].color) == (0.55, 0.57, 0.6)
-    np.testing.assert_allclose(bodies["crate"].pose[:3, 3], (0.0, 0.3, 0.0))
+    np.testing.assert_allclose(bodies["crate"].pose[:3, 3], (0.0, 0.25, 0.0))
 
 
 def corrupt_scene(tmp_path):
