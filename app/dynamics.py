@@ -9,7 +9,8 @@ with ``motion == "dynamic"`` and mass properties that is awake:
 1. velocities: gravity, then damping ``v /= 1 + c dt``;
 2. the contact impulses of the current manifolds (:mod:`app.solver`), warm
    started from last step's and written back into the manifolds, and the
-   split impulses that push penetrations apart;
+   split impulses that push penetrations apart; the mouse joint of a dragged
+   body (:mod:`app.mouse_joint`) is solved with its island's contacts;
 3. positions with the new velocities plus the split impulses' pseudo
    velocities (semi-implicit, or symplectic, Euler):
    the centre of mass moves by ``v dt``, the orientation quaternion by

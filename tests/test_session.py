@@ -686,3 +686,17 @@ def test_a_failing_step_pauses_the_world_with_the_message(session, monkeypatch):
     session.update(1 / 60)  # no exception reaches the window
     assert session.world.paused
     assert any("the step failed" in m[0] and "poses_a[3]" in m[0] for m in session.messages)
+
+
+def test_the_keys_do_not_move_a_static_body():
+    from app.world import World
+    from tests._bodies import box_body, ground_body
+
+    box = box_body("box", (0.15, 0.15, 0.15), (0.0, 0.15, 0.0), motion="dynamic")
+    s = Session(World([ground_body(), box]))
+    s.selected = 0
+    before = s.world.bodies[0].pose.copy()
+    for key in ("UP", "DOWN", "Q", "E"):
+        s.key(key, shift=True)
+    np.testing.assert_array_equal(s.world.bodies[0].pose, before)
+    assert any("ground is static" in m[0] for m in s.messages)

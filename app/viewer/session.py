@@ -164,19 +164,31 @@ class Session:
         getattr(self, "do_" + action)(arg, shift)
         return True
 
-    def do_move(self, direction, shift):
+    def _movable(self):
+        """The selected body's index when the keys may move it; else None, with a message (a static
+        body stays where it is: the bodies resting on it would float or sink)."""
         if self.selected is None:
             self.say("select a body first (click it, or Tab)")
-            return
-        step = MOVE_STEP * (10 if shift else 1)
-        self.world.move_body(self.selected, translation=np.asarray(direction, float) * step)
+            return None
+        body = self.world.bodies[self.selected]
+        if body.motion == "static":
+            self.say(f"{body.name} is static: it can be selected, not moved")
+            return None
+        return self.selected
+
+    def do_move(self, direction, shift):
+        k = self._movable()
+        if k is not None:
+            step = MOVE_STEP * (10 if shift else 1)
+            self.world.move_body(k, translation=np.asarray(direction, float) * step)
+            self.world.wake_touching(k)
 
     def do_turn(self, axis, shift):
-        if self.selected is None:
-            self.say("select a body first (click it, or Tab)")
-            return
-        angle = TURN_STEP * (5 if shift else 1)
-        self.world.move_body(self.selected, rot=rotation(axis, angle))
+        k = self._movable()
+        if k is not None:
+            angle = TURN_STEP * (5 if shift else 1)
+            self.world.move_body(k, rot=rotation(axis, angle))
+            self.world.wake_touching(k)
 
     def do_cycle(self, _arg, _shift):
         n = len(self.world.bodies)
