@@ -20,7 +20,8 @@ from app.scene_file import scene_registry
 from app.viewer.session import Session
 from app.world import World
 
-W, H = 1280, 720
+from .test_viewer_window import W, H, display  # noqa: F401  (the Xvfb fixture, 1280 x 720)
+
 FRAME = 1 / 60
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEED_LIMIT = 10.0  # m/s: no body may go faster, whatever the mouse does
@@ -137,29 +138,13 @@ def test_a_scripted_drag_in_the_viewer_reports_the_speeds(tmp_path, stacks_path)
     assert report["selected"] == [b["name"] for b in report["bodies"]].index("column 10")
 
 
-def _xvfb_display():
-    for num in range(140, 200):
-        if os.path.exists(f"/tmp/.X{num}-lock"):
-            continue
-        proc = subprocess.Popen(["Xvfb", f":{num}", "-screen", "0", f"{W}x{H}x24", "-nolisten", "tcp"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(50):
-            if os.path.exists(f"/tmp/.X11-unix/X{num}"):
-                return proc, f":{num}"
-            if proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        proc.kill()
-    pytest.skip("no free X display number for Xvfb")
-
-
-@pytest.mark.skipif(shutil.which("Xvfb") is None or shutil.which("xdotool") is None,
-                    reason="Xvfb or xdotool is not installed (apt-get install xvfb xdotool); CI installs them")
-def test_a_real_mouse_drag_under_xvfb_never_flings_a_body(tmp_path):
+@pytest.mark.skipif(shutil.which("xdotool") is None,
+                    reason="xdotool is not installed (apt-get install xdotool); CI installs it")
+def test_a_real_mouse_drag_under_xvfb_never_flings_a_body(tmp_path, display):  # noqa: F811
     # The interactive viewer in a real window, the mouse driven from outside by xdotool: press on
     # the top box of the column, drag it 240 px sideways in a fifth of a second, let go, wait.
-    proc, display = _xvfb_display()
     env = dict(os.environ, DISPLAY=display, OBBCOLLIDE_NO_BOOTSTRAP="1")
+    env.pop("PYGLET_HEADLESS", None)
     report = tmp_path / "report.json"
     app = subprocess.Popen([sys.executable, "-m", "app", "--scene", "stacks", "--report", str(report)],
                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -207,4 +192,3 @@ def test_a_real_mouse_drag_under_xvfb_never_flings_a_body(tmp_path):
     finally:
         if app.poll() is None:
             app.kill()
-        proc.kill()
