@@ -380,6 +380,9 @@ def tour():
             try:
                 s = Session(World([]))
                 s.add_mesh(_sample_mesh(folder))
+                while s.loading is not None:  # a viewer that adds meshes in the background
+                    time.sleep(0.01)
+                    s.poll()
                 exercise(s.world, seconds=0.1, interact=False)
             finally:
                 if before is None:
