@@ -230,7 +230,7 @@ def exercise(world, seconds=1.0, interact=True):
         return
     moving = [k for k, b in enumerate(bodies) if Dynamics.moves(b)]
     still = [k for k, b in enumerate(bodies) if not Dynamics.moves(b) and not b.unbounded]
-    for k in moving[:1] + still[:1]:  # a click on the body, a drag (a spring for a dynamic one)
+    for k in dict.fromkeys(moving[:1] + moving[-1:] + still[:1]):  # a click, a drag (dynamic: held by the mouse)
         x, y = s.camera.project(bodies[k].world_center())
         s.mouse_press(x, y, "left")
         s.mouse_drag(x + 12, y + 8, 12, 8, "left")
@@ -313,7 +313,8 @@ def zoo_world(folder):
     body of several convex pieces, all overlapping, plus a kinematic box
     sweeping through: hull, sphere, capsule, half-space and mesh pairs of
     every order, penetrating and (as the solver pushes them apart) within the
-    margin. ``folder`` receives the concave body's mesh file.
+    margin. Last, a box falling from high up, touching nothing for a while.
+    ``folder`` receives the concave body's mesh file.
     """
     from .scene import build_body
     from .scene_file import BodySpec
@@ -337,6 +338,8 @@ def zoo_world(folder):
         ]
     specs.append(BodySpec("pusher", shape="box", size=(0.2, 0.2, 0.2), position=(0.8, 0.15, 0.0),
                           velocity=(0.5, 0.0, 0.0), angular_velocity=(0.0, 1.0, 0.0), motion="kinematic"))
+    specs.append(BodySpec("faller", shape="box", size=(0.15, 0.15, 0.15), position=(-1.2, 2.0, 0.0)))  # last: a
+    # dynamic body dragged while it touches nothing
     bodies = []
     for k, spec in enumerate(specs):
         try:
@@ -380,6 +383,9 @@ def tour():
             try:
                 s = Session(World([]))
                 s.add_mesh(_sample_mesh(folder))
+                while s.loading is not None:  # a viewer that adds meshes in the background
+                    time.sleep(0.01)
+                    s.poll()
                 exercise(s.world, seconds=0.1, interact=False)
             finally:
                 if before is None:
