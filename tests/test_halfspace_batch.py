@@ -130,40 +130,55 @@ def greedy_outcomes(pts, dep, n, tol, scale):
         top = max(vals)
         return [q for q, v in zip(cands, vals) if v >= top - eps], top
 
-    def tiered(i0, cands, score, eps):
-        """The best picks among the touching candidates when the deepest point touches, and among
-        all when no touching candidate scores above ``eps`` (the reduction's two tiers)."""
-        touching = [q for q in cands if dep[q] >= 0.0] if dep[i0] >= 0.0 else []
-        if touching:
-            best = near_best(touching, score, eps)
-            if best[1] > eps:
-                return best
-        return near_best(cands, score, eps)
+    def outcomes(touch):
+        """The reduction's outcomes with ``touch`` (c,) bool marking the touching points (depth >= 0
+        in the kernel; a point within rounding of 0 may fall on either side)."""
 
-    found = set()
-    everyone = list(range(c))
-    for i0 in near_best(everyone, lambda q: dep[q], tol)[0]:
-        rest = [q for q in everyone if q != i0]
-        touching = [q for q in rest if dep[q] >= 0.0] if dep[i0] >= 0.0 else []
-        for i1 in near_best(touching or rest, lambda q: float(((pts[q] - pts[i0]) ** 2).sum()), eps2)[0]:
-            rest2 = [q for q in rest if q != i1]
-            cand2, top2 = tiered(i0, rest2, lambda q: abs(area(i0, i1, q)), eps2)
-            if top2 <= eps2:
-                found.add((i0, i1))
-                continue
-            for i2 in cand2:
-                sgn = 1.0 if area(i0, i1, i2) > 0 else -1.0
-                rest3 = [q for q in rest2 if q != i2]
+        def tiered(i0, cands, score, eps):
+            """The best picks among the touching candidates when the deepest point touches, and among
+            all when no touching candidate scores above ``eps`` (the reduction's two tiers)."""
+            touching = [q for q in cands if touch[q]] if touch[i0] else []
+            if touching:
+                best = near_best(touching, score, eps)
+                if best[1] > eps:
+                    return best
+            return near_best(cands, score, eps)
 
-                def grow(q):
-                    return max(-sgn * area(i0, i1, q), -sgn * area(i1, i2, q), -sgn * area(i2, i0, q))
-
-                cand3, top3 = tiered(i0, rest3, grow, eps2)
-                if top3 <= eps2:
-                    found.add((i0, i1, i2))
+        found = set()
+        everyone = list(range(c))
+        for i0 in near_best(everyone, lambda q: dep[q], tol)[0]:
+            rest = [q for q in everyone if q != i0]
+            touching = [q for q in rest if touch[q]] if touch[i0] else []
+            for i1 in near_best(touching or rest, lambda q: float(((pts[q] - pts[i0]) ** 2).sum()), eps2)[0]:
+                rest2 = [q for q in rest if q != i1]
+                cand2, top2 = tiered(i0, rest2, lambda q: abs(area(i0, i1, q)), eps2)
+                if top2 <= eps2:
+                    found.add((i0, i1))
                     continue
-                for i3 in cand3:
-                    found.add((i0, i1, i2, i3))
+                for i2 in cand2:
+                    sgn = 1.0 if area(i0, i1, i2) > 0 else -1.0
+                    rest3 = [q for q in rest2 if q != i2]
+
+                    def grow(q):
+                        return max(-sgn * area(i0, i1, q), -sgn * area(i1, i2, q), -sgn * area(i2, i0, q))
+
+                    cand3, top3 = tiered(i0, rest3, grow, eps2)
+                    if top3 <= eps2:
+                        found.add((i0, i1, i2))
+                        continue
+                    for i3 in cand3:
+                        found.add((i0, i1, i2, i3))
+        return found
+
+    # Every way the points within rounding of depth 0 can fall (all of them alike past eight).
+    unsure = np.flatnonzero(np.abs(dep) <= tol)
+    sure = np.asarray(dep) > tol
+    masks = range(1 << len(unsure)) if len(unsure) <= 8 else (0, (1 << len(unsure)) - 1)
+    found = set()
+    for m in masks:
+        touch = sure.copy()
+        touch[unsure] = [(m >> j) & 1 == 1 for j in range(len(unsure))]
+        found |= outcomes(touch)
     return found
 
 
