@@ -48,6 +48,17 @@ void main() {
 }
 """
 
+# The one lighting of bodies and grounds: two-sided (open meshes look right too), a key light
+# from above plus a head light, and the selection's highlight towards white.
+SHADE_GLSL = """
+vec3 shade(vec3 color, vec3 n, vec3 v, float highlight) {
+    if (dot(n, v) < 0.0) n = -n;
+    vec3 key = normalize(vec3(0.35, 1.0, 0.55));
+    vec3 c = color * (0.22 + 0.50 * max(dot(n, key), 0.0) + 0.30 * max(dot(n, v), 0.0));
+    return mix(c, vec3(1.0), 0.25 * highlight);
+}
+"""
+
 MESH_FS = """#version 330 core
 in vec3 v_normal;
 in vec3 v_pos;
@@ -55,16 +66,9 @@ in vec3 v_color;
 in float v_highlight;
 uniform vec3 eye;
 out vec4 frag;
+""" + SHADE_GLSL + """
 void main() {
-    vec3 n = normalize(v_normal);
-    vec3 v = normalize(eye - v_pos);
-    if (dot(n, v) < 0.0) n = -n;          // two-sided: open meshes look right too
-    vec3 key = normalize(vec3(0.35, 1.0, 0.55));
-    float diffuse = max(dot(n, key), 0.0);
-    float head = max(dot(n, v), 0.0);
-    vec3 c = v_color * (0.22 + 0.50 * diffuse + 0.30 * head);
-    c = mix(c, vec3(1.0), 0.25 * v_highlight);
-    frag = vec4(c, 1.0);
+    frag = vec4(shade(v_color, normalize(v_normal), normalize(eye - v_pos), v_highlight), 1.0);
 }
 """
 
@@ -89,12 +93,9 @@ uniform vec3 background;
 uniform float highlight;
 uniform vec2 fade;   // full colour up to fade.x from the eye, the background from fade.y on
 out vec4 frag;
+""" + SHADE_GLSL + """
 void main() {
-    vec3 v = normalize(eye - v_pos);
-    vec3 n = dot(normal, v) < 0.0 ? -normal : normal;
-    vec3 key = normalize(vec3(0.35, 1.0, 0.55));
-    vec3 c = color * (0.22 + 0.50 * max(dot(n, key), 0.0) + 0.30 * max(dot(n, v), 0.0));
-    c = mix(c, vec3(1.0), 0.25 * highlight);
+    vec3 c = shade(color, normal, normalize(eye - v_pos), highlight);
     frag = vec4(mix(c, background, smoothstep(fade.x, fade.y, distance(eye, v_pos))), 1.0);
 }
 """

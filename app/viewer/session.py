@@ -280,7 +280,7 @@ class Session:
             k, point = self.pick(x, y)
             self.selected = k
             if k is not None and self.world.bodies[k].motion != "static":
-                self._drag = {"index": k, "point": point, "body": self.world.bodies[k]}
+                self._drag = {"point": point, "body": self.world.bodies[k]}
 
     def mouse_drag(self, x, y, dx, dy, button):
         if button == "left" and self._drag is not None:
