@@ -61,7 +61,7 @@ def response_text(choice):
     """A sentence: what the solver's contacts come from under ``choice``."""
     if choice.response == "gjk":
         return ("Response: GJK / EPA one-point manifolds for hull pairs (round shapes and grounds as "
-                "always); resting stacks rock on one point.")
+                "always). A box rocks on one point: the stacks scene's column falls within a second.")
     extra = {"gjk": " (GJK / EPA answers are shown; letting them drive the response is a choice below)",
              "vector-symbol": " (the vector-symbol method answers yes / no only: no contact points)",
              "triangles": " (the triangle test gives intersection segments, no depth: no contact points)"}
@@ -223,6 +223,9 @@ class NarrowPhaseChoice:
         if self.compare:
             out["reference"] = REFERENCE
         out.update(self.counts)
+        if self.compare and self.counts:
+            out["agree"] = self.counts["both"] + self.counts["neither"]
+            out["disagree"] = self.counts["chosen_only"] + self.counts["reference_only"]
         out["disagreements"] = [{k: d[k] for k in ("a", "b", "piece_a", "piece_b", "kind")}
                                 | {"depth": d["depth"] if math.isfinite(d["depth"]) else None}
                                 for d in self.disagreements[:20]]
