@@ -306,8 +306,8 @@ def test_hull_hull_vector_symbol(a, pose_a, b, pose_b):
 def collide_hull_hull_gjk(a, pose_a, b, pose_b, margin=0.0, cache=None):
     """Hull-hull by GJK / EPA instead of the SAT (RTCD 9.5; :func:`collision.epa.convex_penetration`):
     a one-point manifold, the deepest point of A in B and the normal (A to B), or the closest
-    points when apart (kept while the gap is at most ``margin``). The GJK simplex is kept in
-    ``cache`` (:class:`PairCache`). Not in :data:`PAIR_FUNCTIONS`: the SAT's clipped patch of up
+    points when apart (kept while the gap is at most ``margin``); ``cache`` as for the round
+    shapes' pairs (:class:`PairCache`). Not in :data:`PAIR_FUNCTIONS`: the SAT's clipped patch of up
     to four points is what holds a resting box still; this is the alternative a viewer can choose."""
     res = _penetration(a, pose_a, b, pose_b, cache)
     return _manifold(res.normal, res.point_a[None], res.point_b[None], np.array([res.depth]), [0], "gjk", margin)
