@@ -49,12 +49,13 @@ RESPONSES = ("sat", "gjk")  # what may build the solver's contacts
 MAX_PAIRS = 2000  # pairs answered per frame by default
 
 WHY_DISAGREE = (
-    "Why answers can differ: the solver lets resting pieces sink by up to its slop (5 mm) and keeps "
-    "speculative contacts up to the margin, so many pairs sit within rounding of touching, where each "
-    "algorithm's tolerance decides (SAT clips with a tolerance, GJK / EPA stops at its own, the "
-    "triangle test counts contact within 1e-12 of the size); the vector-symbol method counts touching "
-    "as not colliding and misses degenerate overlaps (coplanar faces, faces meeting along an edge); "
-    "the reference tests the pieces' own triangles, the others the same hulls as convex solids.")
+    "Why answers can differ: only within rounding of touching, where each algorithm's tolerance "
+    "decides (SAT takes faces 1e-13 apart as apart, GJK / EPA calls them touching, the triangle test "
+    "counts contact within 1e-12 of the size); the vector-symbol method counts touching as not "
+    "colliding and misses degenerate overlaps (equal boxes offset along one axis: faces coplanar or "
+    "meeting along an edge). The solver keeps resting pieces sunk by up to its 5 mm slop and others "
+    "apart, so pairs seldom come that close. The reference is exact on the pieces' hull triangles, "
+    "not on the body's own mesh: a concave body's pieces may touch where its mesh does not.")
 
 
 def response_text(choice):

@@ -141,3 +141,17 @@ def test_the_gjk_manifold_is_the_penetration_point(seed):
     assert m.depths[0] == pytest.approx(res.depth, abs=1e-9)
     np.testing.assert_allclose(m.normal, res.normal, atol=1e-9)
     np.testing.assert_allclose(m.points_a[0] - m.points_b[0], m.depths[0] * m.normal, atol=1e-9)
+
+
+def test_within_rounding_of_touching_each_tolerance_decides():
+    """What the panel's sentence says: faces 1e-13 apart are apart for the SAT, touching for GJK /
+    EPA and for the triangle test (1e-12 of the size); 1e-9 apart all say apart, 1e-9 deep all touch
+    (the vector-symbol method included)."""
+    a = box_hull([0.15, 0.15, 0.15])
+    answers = {}
+    for label, y in (("gap 1e-13", 0.3 + 1e-13), ("gap 1e-9", 0.3 + 1e-9), ("depth 1e-9", 0.3 - 1e-9)):
+        pb = pose(None, (0.05, y, 0.02))
+        answers[label] = {n: touch_hull_hull(n, a, pose(), a, pb).touching for n in TOUCH_ALGORITHMS}
+    assert answers["gap 1e-13"] == {"sat": False, "gjk": True, "vector-symbol": False, "triangles": True}
+    assert not any(answers["gap 1e-9"].values())
+    assert all(answers["depth 1e-9"].values())
