@@ -80,7 +80,8 @@ def touch_hull_hull_sat(hull_a, pose_a, hull_b, pose_b):
 
     ``depth`` is the manifold's SAT minimum: the penetration depth when the hulls
     overlap, minus a lower bound of the gap when they are apart."""
-    _hull(hull_a, "hull_a"), _hull(hull_b, "hull_b")
+    _hull(hull_a, "hull_a")
+    _hull(hull_b, "hull_b")
     m = collide_hull_hull(hull_a.poly, pose_a, hull_b.poly, pose_b, margin=0.0)
     touching = bool(len(m.depths)) and float(m.depths.max()) >= 0.0
     return TouchAnswer(touching, float(m.sat_depth))
@@ -89,7 +90,8 @@ def touch_hull_hull_sat(hull_a, pose_a, hull_b, pose_b):
 def touch_hull_hull_gjk(hull_a, pose_a, hull_b, pose_b):
     """GJK / EPA (:func:`collision.epa.convex_penetration`): touching when the signed depth is
     >= 0 (the hulls' distance is zero)."""
-    _hull(hull_a, "hull_a"), _hull(hull_b, "hull_b")
+    _hull(hull_a, "hull_a")
+    _hull(hull_b, "hull_b")
     res = convex_penetration(hull_a.core, pose_a, hull_b.core, pose_b)
     return TouchAnswer(bool(res.depth >= 0.0), float(res.depth))
 
@@ -105,7 +107,8 @@ def _standard_model(h):
 def touch_hull_hull_vector_symbol(hull_a, pose_a, hull_b, pose_b):
     """The vector-symbol method of seed 003: the model collision factor ``C != 0`` of the two
     posed hulls' standard models (built once per hull, kept on it). No depth."""
-    _hull(hull_a, "hull_a"), _hull(hull_b, "hull_b")
+    _hull(hull_a, "hull_a")
+    _hull(hull_b, "hull_b")
     ma = _standard_model(hull_a).transformed(pose_a)
     mb = _standard_model(hull_b).transformed(pose_b)
     return TouchAnswer(bool(vector_symbol_collide(ma, mb, stop_at_first=True)))
@@ -135,7 +138,8 @@ def hull_triangle_tree(hull):
 def touch_hull_hull_triangles(hull_a, pose_a, hull_b, pose_b):
     """The reference: the exact triangle test through the hulls' OBB trees
     (:func:`collision.mesh_query.collide`, first contact, with containment). No depth."""
-    _hull(hull_a, "hull_a"), _hull(hull_b, "hull_b")
+    _hull(hull_a, "hull_a")
+    _hull(hull_b, "hull_b")
     r = collide(hull_triangle_tree(hull_a), pose_a, hull_triangle_tree(hull_b), pose_b, first_contact=True)
     return TouchAnswer(bool(r.hit))
 
@@ -148,7 +152,8 @@ def touch_hull_hull_brute(hull_a, pose_a, hull_b, pose_b):
     """Brute-force twin of :func:`touch_hull_hull_triangles`: every triangle of A against every
     triangle of B (:func:`collision.triangle.test_triangle_triangle_t`), then, when no surfaces
     meet, whether a vertex of one lies inside the other (all its face planes, closed). No tree."""
-    _hull(hull_a, "hull_a"), _hull(hull_b, "hull_b")
+    _hull(hull_a, "hull_a")
+    _hull(hull_b, "hull_b")
     ta = _world(hull_a.poly.vertices, pose_a)[hull_a.poly.triangles]
     tb = _world(hull_b.poly.vertices, pose_b)[hull_b.poly.triangles]
     for x in ta:
