@@ -95,3 +95,44 @@ def test_a_bad_choice_is_a_message_and_a_loaded_scene_keeps_the_choice():
     session._swap_scene({"result": (other, []), "path": "x.toml"})
     assert session.world is other
     assert other.narrow_choice.algorithm == "gjk" and other.manager.hull_response == "gjk"
+
+
+SCENE = """
+[scene]
+name = "degenerate pair"
+
+[[body]]
+name = "left"
+shape = "box"
+size = [1.0, 1.0, 1.0]
+position = [0.0, 0.5, 0.0]
+motion = "kinematic"
+color = [0.5, 0.5, 0.5]
+
+[[body]]
+name = "right"
+shape = "box"
+size = [1.0, 1.0, 1.0]
+position = [0.6, 0.5, 0.0]
+motion = "kinematic"
+color = [0.5, 0.5, 0.5]
+"""
+
+
+def test_the_viewer_draws_the_disagreeing_pair_in_its_colour(tmp_path):
+    """The whole viewer (headless, EGL), the command line's choice: two equal boxes offset along x
+    (the vector-symbol method's degenerate case) are outlined in the reference-only colour."""
+    from .test_viewer_window import run_app
+
+    scene = tmp_path / "pair.toml"
+    scene.write_text(SCENE)
+    pink = OVERLAY_COLORS["reference_only"]
+    report, img, _ = run_app(tmp_path, [], frames=3, extra=("--scene", str(scene), "--narrow-phase",
+                                                            "vector-symbol", "--narrow-compare"))
+    n = report["frames"][-1]["narrow_phase"]
+    assert (n["reference_only"], n["answered"]) == (1, 1)
+    assert n["disagreements"][0]["a"] == "left" and n["disagreements"][0]["depth"] == pytest.approx(0.4)
+    assert count_color(img, pink, tol=30) > 100
+    report, img, _ = run_app(tmp_path, [], frames=3, extra=("--scene", str(scene)))
+    assert "narrow_phase" not in report["frames"][-1]
+    assert count_color(img, pink, tol=30) == 0
