@@ -46,7 +46,7 @@ ALGORITHMS = tuple(TOUCH_ALGORITHMS)  # sat, gjk, vector-symbol, triangles
 REFERENCE = "triangles"
 CLASSES = ("both", "neither", "chosen_only", "reference_only")
 RESPONSES = ("sat", "gjk")  # what may build the solver's contacts
-MAX_PAIRS = 200  # pairs answered per frame by default (0.03 to 0.4 ms each: at most ~75 ms a frame)
+MAX_PAIRS = 200  # pairs answered per frame by default (0.05 to 0.4 ms each, benchmarks/bench_narrow_compare.py)
 
 WHY_DISAGREE = (
     "Why answers can differ: only within rounding of touching, where each algorithm's tolerance "
