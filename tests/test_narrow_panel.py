@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.viewer.narrow_panel import CLASS_LABELS, OVERLAY_COLORS, draw_narrow_overlay
+from app.viewer.narrow_panel import CLASS_LABELS, OVERLAY_COLORS
 from app.viewer.session import COLORS, Session
 from app.world import World
 
