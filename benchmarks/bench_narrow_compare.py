@@ -27,7 +27,6 @@ import statistics
 import sys
 import time
 
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from app.narrow_compare import ALGORITHMS, NarrowPhaseChoice, candidate_piece_pairs  # noqa: E402
