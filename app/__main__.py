@@ -12,6 +12,8 @@ import sys
 # The names of collision.broad_phase.BROAD_PHASES, spelt out so that --help imports no numba
 # (tests/test_world.py checks they agree).
 BROAD_PHASE_NAMES = ("brute", "sap", "grid", "octree", "tree")
+# The names of app.narrow_compare.ALGORITHMS, likewise (tests/test_narrow_compare.py checks them).
+NARROW_PHASE_NAMES = ("sat", "gjk", "vector-symbol", "triangles")
 
 
 def _parser():
@@ -41,6 +43,14 @@ def _parser():
     p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
     p.add_argument("--broad-phase", default="tree", choices=BROAD_PHASE_NAMES,
                    help="the broad phase to start with (Z switches it in the viewer; default tree)")
+    p.add_argument("--narrow-phase", default="sat", choices=NARROW_PHASE_NAMES,
+                   help="the narrow phase whose touching answers are shown (default sat, the contact manifolds)")
+    p.add_argument("--narrow-compare", action="store_true",
+                   help="compare the narrow phase with the exact triangle test on every candidate piece pair, "
+                        "each frame (counts in the panel and in --report)")
+    p.add_argument("--narrow-response", default="sat", choices=("sat", "gjk"),
+                   help="what builds the solver's contacts for hull pairs: sat (default) or gjk (one-point "
+                        "GJK / EPA manifolds; stacks fall)")
     p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
     p.add_argument("--bench", nargs="?", const="10,100,500", metavar="N,N,...",
                    help="print frame-time phases for scenes of this many bodies (default 10,100,500), headless")
@@ -160,6 +170,9 @@ def main(argv=None, prepare=None):
         warm_up_world(world, progress=line)
         line.close()
     world.set_broad_phase(args.broad_phase)
+    world.narrow_choice.set_algorithm(args.narrow_phase)  # (a loaded scene keeps them: Session._swap_scene)
+    world.narrow_choice.compare = args.narrow_compare
+    world.narrow_choice.set_response(args.narrow_response, world)
     session = Session(world)
     session.mesh_motion = args.motion
     session.mesh_scale = args.mesh_scale

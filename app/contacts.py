@@ -56,7 +56,7 @@ from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
 from collision.hull_batch import HullTable, collide_hull_pairs
 from collision.manifold import KIND_NAMES, Manifold
 from collision.round_batch import collide_sphere_pairs
-from collision.narrow_phase import PairCache, collide_shapes, flip_manifold
+from collision.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
 from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
 from .body import DYNAMIC, STATIC, box_world_bounds
@@ -370,6 +370,7 @@ class ContactManager:
     def __init__(self, margin=0.01, match_tol=None):
         self.margin = float(margin)
         self.match_tol = float(match_tol) if match_tol is not None else 5.0 * self.margin
+        self.hull_response = "sat"  # "gjk": hull pairs get one-point GJK / EPA manifolds (app.narrow_compare)
         self._hulls = HullTable()  # every hull seen, packed for the batched kernel
         self._cores = CoreTable()  # every sphere, capsule and hull core, for the half-space kernel
         self._shape_ids = {}  # id(shape) -> (shape, kind, hull id, core id, local box or None)
@@ -510,7 +511,12 @@ class ContactManager:
             rows = order[bounds[r]:bounds[r + 1]]
             if not len(rows):
                 continue
-            if r == _R_HULL:
+            if r == _R_HULL and self.hull_response == "gjk":  # one by one, as the rarer pairs
+                gjk = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
+                                       collide_hull_hull_gjk)
+                extra = gjk if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
+                                                                                                gjk.data])))
+            elif r == _R_HULL:
                 ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words)
                 batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
                 pack_rows(rows, batch, caches, None, False, fresh)
@@ -527,7 +533,9 @@ class ContactManager:
                 batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
                 pack_rows(rows, batch, None, None, flip, fresh)
             else:
-                extra = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
+                one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
+                extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
+                                                                                                one.data])))
         return k, extra
 
     def _follow(self, bodies):
@@ -627,7 +635,7 @@ class ContactManager:
         self._row_info = (key, info)
         return info
 
-    def _one_by_one(self, bodies, table, words, margins, index, old_caches, caches):
+    def _one_by_one(self, bodies, table, words, margins, index, old_caches, caches, collide=collide_shapes):
         """The piece pairs ``index`` (rows of ``words``, in key order) outside the batches, one
         narrow-phase call each (pair caches read from ``old_caches``, kept in ``caches``); a store
         of their manifolds in key order."""
@@ -646,7 +654,7 @@ class ContactManager:
             else:
                 cache = old_caches.get((i, j, p, q)) or PairCache()
                 caches[(i, j, p, q)] = cache
-                found = [(0, collide_shapes(sa, pose[i], sb, pose[j], margin, cache))]
+                found = [(0, collide(sa, pose[i], sb, pose[j], margin, cache))]
             for g, m in found:
                 if len(m.depths):
                     rows.append(((i, j, p, q, int(g)), m))

@@ -250,6 +250,17 @@ def exercise(world, seconds=1.0, interact=True):
     for name in BROAD_PHASES:
         world.set_broad_phase(name)
         _step_frames(s, 3)
+    from .narrow_compare import ALGORITHMS
+
+    s.set_narrow_compare(True)  # every narrow phase compared with the reference, then GJK driving the response
+    for name in ALGORITHMS:
+        s.set_narrow_phase(name)
+        _step_frames(s, 1)
+    s.set_narrow_response("gjk")
+    _step_frames(s, 1)
+    s.set_narrow_response("sat")
+    s.set_narrow_phase("sat")
+    s.set_narrow_compare(False)
     s.do_ccd(None, False)
     _step_frames(s, 2)
     s.do_ccd(None, False)

@@ -28,6 +28,7 @@ from collision.shapes import HalfSpace
 from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
+from .narrow_compare import NarrowPhaseChoice
 
 __all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations", "pose_matrix", "orthonormalize"]
 
@@ -206,6 +207,7 @@ class World:
         self._boxes = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))  # bounded rows, (swept) lo, hi
         self._candidates = []
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
+        self.narrow_choice = NarrowPhaseChoice()  # the narrow phase shown and compared (app.narrow_compare)
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
                       "box_tests": 0, "tri_tests": 0, "contacts": 0, "steps": 0,
                       "piece_pairs": 0, "manifolds": 0, "points": 0, "touching": 0}
@@ -487,6 +489,11 @@ class World:
                           **self.manager.stats)
 
     @property
+    def candidate_pairs(self):
+        """(k, 2) int64: the candidate body pairs of the last detection (broad phase and grounds)."""
+        return np.asarray(self._candidates, np.int64).reshape(-1, 2)
+
+    @property
     def events(self):
         """The :class:`app.contacts.ContactEvent` list of the last detection."""
         return self.manager.events
@@ -530,6 +537,8 @@ class World:
         self.stats.update(self._frame_times, steps=steps)  # summed over the frame's steps
         if self.exact:
             self.detect(self._candidates)
+        if self.narrow_choice.active:  # (off by default: no cost)
+            self.narrow_choice.run(self)
 
     # -- queries -------------------------------------------------------------
 

@@ -44,7 +44,8 @@ from .shapes import Capsule, HalfSpace, Hull, Sphere
 __all__ = ["collide_shapes", "flip_manifold", "empty_manifold", "PairCache", "UnsupportedPair",
            "collide_sphere_sphere", "collide_sphere_capsule", "collide_capsule_capsule",
            "collide_sphere_hull", "collide_capsule_hull", "collide_halfspace_sphere",
-           "collide_halfspace_capsule", "collide_halfspace_hull", "test_hull_hull_vector_symbol", "PAIR_FUNCTIONS"]
+           "collide_halfspace_capsule", "collide_halfspace_hull", "test_hull_hull_vector_symbol", "PAIR_FUNCTIONS",
+           "collide_hull_hull_gjk"]
 
 # A capsule's segment is taken as lying on a hull face (two contact points)
 # when the sine of its angle to the face is below this.
@@ -300,6 +301,16 @@ def test_hull_hull_vector_symbol(a, pose_a, b, pose_b):
         return StandardModel.from_points(h.poly.vertices @ pose[:3, :3].T + pose[:3, 3])
 
     return bool(vector_symbol_collide(model(a, pose_a), model(b, pose_b), stop_at_first=True))
+
+
+def collide_hull_hull_gjk(a, pose_a, b, pose_b, margin=0.0, cache=None):
+    """Hull-hull by GJK / EPA instead of the SAT (RTCD 9.5; :func:`collision.epa.convex_penetration`):
+    a one-point manifold, the deepest point of A in B and the normal (A to B), or the closest
+    points when apart (kept while the gap is at most ``margin``); ``cache`` as for the round
+    shapes' pairs (:class:`PairCache`). Not in :data:`PAIR_FUNCTIONS`: the SAT's clipped patch of up
+    to four points is what holds a resting box still; this is the alternative a viewer can choose."""
+    res = _penetration(a, pose_a, b, pose_b, cache)
+    return _manifold(res.normal, res.point_a[None], res.point_b[None], np.array([res.depth]), [0], "gjk", margin)
 
 
 PAIR_FUNCTIONS = {

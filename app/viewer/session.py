@@ -532,6 +532,7 @@ class Session:
             return
         world.set_broad_phase(self.world.broad_phase_name)  # the user's choices outlive the scene
         world.ccd = self.world.ccd
+        self._carry_narrow_choice(world)
         self.world = world
         self.scene_path = state["path"]
         self.selected = None
@@ -688,6 +689,10 @@ class Session:
                 elif len(pts) == 2:
                     draw.segments(pts[None], COLORS["manifolds"])
             draw.marker_px = MARKER_PX
+        if world.narrow_choice.active:  # the chosen narrow phase's answers and disagreements
+            from .narrow_panel import draw_narrow_overlay
+
+            draw_narrow_overlay(draw, world)
         grab = self.grab_line
         if grab is not None:  # the mouse joint: a line from the grabbed point to the cursor, both marked
             draw.segments(np.stack(grab)[None], COLORS["grab"])
@@ -775,3 +780,40 @@ class Session:
     def help_text(self):
         """The help panel's lines, or an empty list when help is off."""
         return help_lines() if self.flags["help"] else []
+
+    # -- the narrow phase you choose and compare (app.narrow_compare) -------------------
+
+    def set_narrow_phase(self, name):
+        """Choose the narrow-phase algorithm whose answers are shown (a name of
+        :data:`app.narrow_compare.ALGORITHMS`); a bad name is a message, nothing changes."""
+        choice = self.world.narrow_choice
+        try:
+            choice.set_algorithm(name)
+        except ValueError as exc:
+            self.say(str(exc), error=True)
+            return
+        choice.clear()
+        self.say(f"narrow phase: {name}")
+
+    def set_narrow_compare(self, on):
+        """Compare the chosen algorithm with the exact triangle test on every candidate pair."""
+        choice = self.world.narrow_choice
+        choice.compare = bool(on)
+        choice.clear()
+        self.say(f"narrow-phase comparison {'on' if on else 'off'}")
+
+    def set_narrow_response(self, name):
+        """What builds the solver's contacts for hull pairs: ``"sat"`` or ``"gjk"``."""
+        try:
+            self.world.narrow_choice.set_response(name, self.world)
+        except ValueError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.say(f"response: {name} manifolds for hull pairs")
+
+    def _carry_narrow_choice(self, world):
+        """A loaded scene keeps the narrow phase the user chose."""
+        choice = self.world.narrow_choice
+        choice.clear()
+        world.narrow_choice = choice
+        world.manager.hull_response = choice.response

@@ -169,6 +169,9 @@ class Recorder:
                             "candidates": st["candidates"], "box_tests": st["box_tests"],
                             "tri_tests": st["tri_tests"], "contacts": st["contacts"],
                             "max_speed": max_speed(session.world.bodies)})
+        choice = session.world.narrow_choice
+        if choice.active:  # the chosen narrow phase's answers, and the comparison's counts
+            self.frames[-1]["narrow_phase"] = choice.summary()
 
     def report(self):
         """The report: the frames, then the bodies (pose, velocity, spin, asleep) and the session."""
