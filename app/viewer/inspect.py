@@ -73,6 +73,7 @@ class PairInspector:
         self.axis_source = "pieces"  # "pieces" or "nodes" (the traversal step's node pair)
         self._cache = {}
         self._pieces = {}
+        self.items = {}  # the panel's widget rectangles, by name (for tests)
 
     # -- the pair ----------------------------------------------------------------------------
 
