@@ -258,8 +258,7 @@ class PairInspector:
 
     def step_by(self, delta):
         cur = self.current_step()
-        if cur is not None:
-            self.step_to(cur + delta)
+        self.step_to(0 if cur is None else cur + delta)  # without a pair step_to says what to do
 
     def node_boxes(self, k):
         """World boxes ``((centre, axes rows, half), (centre, axes, half))`` of step ``k``'s node pair."""
@@ -380,8 +379,7 @@ class PairInspector:
 
     def gjk_step_by(self, delta):
         cur = self.current_gjk_step()
-        if cur is not None:
-            self.gjk_step_to(cur + delta)
+        self.gjk_step_to(0 if cur is None else cur + delta)
 
     def factors(self):
         """The vector-symbol factors of the piece pair (seed 003), or None.
