@@ -10,7 +10,7 @@ Config keys: ``scene`` (an example's name, or "default" for the demo meshes), ``
 ``select`` and ``partner`` (body names), ``flags`` {overlay: bool}, ``trav_step``, ``gjk_step``,
 ``axis_source``, ``pieces`` [i, j], ``sections`` (titles to open; default all), ``panel``
 (false: no panel, the scene only), ``panel_width``, ``camera`` {target, distance, yaw, pitch},
-``hud`` (false: only the HUD's first line), ``frames``, ``clicks`` [[frame, widget name], ...], ``keys`` [[frame, key name, shift], ...].
+``hud`` (false: only the HUD's first line), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3 frames at most), ``keys`` [[frame, key name, shift], ...].
 """
 
 import json
@@ -88,7 +88,8 @@ def main(config_path, out):
             renderer.on_mouse_release(x, y, button, modifiers)
             return pyglet.event.EVENT_HANDLED if imgui.get_io().want_capture_mouse else None
 
-    win.push_handlers(Guard())
+    guard = Guard()  # pyglet holds handlers weakly: keep it alive
+    win.push_handlers(guard)
     open_titles = set(cfg.get("sections", [t for t, _ in SECTIONS]))
     panel_w = cfg.get("panel_width", 440)
     clicks = sorted(cfg.get("clicks", []))
@@ -101,15 +102,13 @@ def main(config_path, out):
                 ins.step_to(cfg["trav_step"])
             if "gjk_step" in cfg:
                 ins.gjk_step_to(cfg["gjk_step"])
-        for f, name in clicks:
+        for f, name in clicks:  # a click: the pointer moves there one frame, presses the next
             if f == frame:
                 x0, y0, x1, y1 = ins.items[name]
-                x, y = (x0 + x1) / 2, height - (y0 + y1) / 2
-                win.dispatch_event("on_mouse_motion", x, y, 0, 0)
-                # One frame with the pointer there, so that ImGui knows what it hovers.
-                imgui.new_frame()
-                imgui.render()
-                win.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+                win.dispatch_event("on_mouse_motion", (x0 + x1) / 2, height - (y0 + y1) / 2, 0, 0)
+            if f + 1 == frame:
+                x0, y0, x1, y1 = ins.items[name]
+                win.dispatch_event("on_mouse_press", (x0 + x1) / 2, height - (y0 + y1) / 2, mouse.LEFT, 0)
                 done.append(name)
         for f, name, shift in keys:
             if f == frame:
@@ -136,7 +135,7 @@ def main(config_path, out):
             pyglet.image.get_buffer_manager().get_color_buffer().save(os.path.join(out, "shot.png"))
         win.flip()
         for f, name in clicks:  # release the button after the frame that saw the press
-            if f == frame:
+            if f + 1 == frame:
                 win.dispatch_event("on_mouse_release", 0, 0, mouse.LEFT, 0)
     rec = ins.traversal()
     report = {
@@ -151,6 +150,7 @@ def main(config_path, out):
         "gjk_steps": None if ins.gjk() is None else len(ins.gjk()),
         "axis_source": ins.axis_source,
         "hud": session.hud_lines(),
+        "pair_lines": ins.hud_lines(session.flags),
         "messages": [m[0] for m in session.messages],
     }
     with open(os.path.join(out, "probe.json"), "w") as fh:
