@@ -10,7 +10,7 @@ Config keys: ``scene`` (an example's name, or "default" for the demo meshes), ``
 ``select`` and ``partner`` (body names), ``flags`` {overlay: bool}, ``trav_step``, ``gjk_step``,
 ``axis_source``, ``pieces`` [i, j], ``sections`` (titles to open; default all), ``panel``
 (false: no panel, the scene only), ``panel_width``, ``camera`` {target, distance, yaw, pitch},
-``hud`` (false: only the HUD's first line), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3 frames at most), ``keys`` [[frame, key name, shift], ...].
+``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3 frames at most), ``keys`` [[frame, key name, shift], ...].
 """
 
 import json
@@ -61,7 +61,7 @@ def main(config_path, out):
     if "axis_source" in cfg:
         ins.axis_source = cfg["axis_source"]
     if not cfg.get("hud", True):  # the panel's own status line stands in for the HUD's text
-        session.hud_lines = lambda: [line for line in type(session).hud_lines(session)[:1]]
+        session.hud_lines = lambda: []
     win = ViewerWindow(session, width, height, visible=not headless)
     cam = session.camera
     for k, value in cfg.get("camera", {}).items():

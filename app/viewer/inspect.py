@@ -37,6 +37,7 @@ MAX_AXIS_WORK = 2.0e7
 # The vector-symbol factors of two hulls: polygon pairs above this are not computed (the panel says).
 MAX_POLYGON_PAIRS = 400_000
 INTERVAL_PX = 7   # the two projection intervals are drawn this many pixels either side of the axis line
+GJK_MARKER_PX = 8  # half a GJK support point's or closest point's cross
 
 COLORS = {
     "current": (1.00, 0.85, 0.10),
@@ -475,32 +476,43 @@ class PairInspector:
             signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
             va = sa[0] + (signs * sa[2]) @ sa[1]
             vb = sb[0] + (signs * sb[2]) @ sb[1]
-        # The axis as a line through the scene, between the shapes, and the intervals along it.
-        mid = 0.5 * (va.mean(0) + vb.mean(0))
-        base = mid - u * (mid @ u)  # the point of the line at projection 0
-        lo, hi = min(t.lo_a[row], t.lo_b[row]), max(t.hi_a[row], t.hi_b[row])
-        pad = 0.25 * (hi - lo) + 1e-9
-        draw.segments(np.array([[base + u * (lo - pad), base + u * (hi + pad)]]), (0.70, 0.45, 1.00))
+        # The axis as a line beside the two shapes (off to the side as seen from the camera, so
+        # that neither hides it), both intervals along it, and lines from the extreme vertices
+        # of each shape to where they project.
         cam = self.session.camera
         view_dir = _unit(cam.target - cam.eye)
         side = _unit(np.cross(u, view_dir))
         if not np.any(side):
             side = _unit(np.cross(u, [0.0, 1.0, 0.0] if abs(u[1]) < 0.9 else [1.0, 0.0, 0.0]))
-        px = float(draw.pixel_size(mid[None])[0])
+        up = _unit(np.cross(view_dir, u))  # on screen, across the axis
+        if up @ [0.0, 1.0, 0.0] < 0:
+            up = -up
+        both = np.vstack([va, vb])
+        mid = both.mean(0)
+        reach = float(np.max((both - mid) @ up))
+        lo, hi = min(t.lo_a[row], t.lo_b[row]), max(t.hi_a[row], t.hi_b[row])
+        pad = 0.15 * (hi - lo) + 1e-9
+        base = mid + up * (reach + 0.6 * pad) - u * (mid @ u)  # the line's point at projection 0
+        draw.segments(np.array([[base + u * (lo - pad), base + u * (hi + pad)]]), (0.70, 0.45, 1.00))
+        px = float(draw.pixel_size((base + u * (mid @ u))[None])[0])
+        across = up if np.any(up) else side
         for (s0, s1), sign, color in (((t.lo_a[row], t.hi_a[row]), 1, COLORS["interval_a"]),
                                       ((t.lo_b[row], t.hi_b[row]), -1, COLORS["interval_b"])):
-            for off in (INTERVAL_PX - 1, INTERVAL_PX, INTERVAL_PX + 1):  # a 3-pixel band
-                o = side * sign * off * px
+            for off in (INTERVAL_PX - 1, INTERVAL_PX, INTERVAL_PX + 1):  # a 3-pixel band either side
+                o = across * sign * off * px
                 draw.segments(np.array([[base + u * s0 + o, base + u * s1 + o]]), color)
         gap_lo, gap_hi = sorted((t.hi_a[row], t.lo_b[row]))
         color = COLORS["gap"] if t.separated else COLORS["overlap"]
         for off in (-1, 0, 1):
-            o = side * off * px
+            o = across * off * px
             draw.segments(np.array([[base + u * gap_lo + o, base + u * gap_hi + o]]), color)
-        # Where the extreme vertices project: A's farthest along u, B's nearest.
+        for verts, color in ((va, COLORS["interval_a"]), (vb, COLORS["interval_b"])):
+            s = verts @ u
+            ends = verts[[int(np.argmin(s)), int(np.argmax(s))]]
+            draw.segments(np.stack([ends, base + np.outer(ends @ u, u)], axis=1), color)
+        # The two vertices that face each other across the gap (or overlap), marked.
         pa = va[int(np.argmax(va @ u))]
         pb = vb[int(np.argmin(vb @ u))]
-        draw.segments(np.array([[pa, base + u * (pa @ u)], [pb, base + u * (pb @ u)]]), COLORS["feature"])
         draw.points(np.stack([pa, pb]), COLORS["feature"])
 
     @staticmethod
@@ -525,8 +537,10 @@ class PairInspector:
         draw.segments(sa.vertices[sa.edges], COLORS["interval_a"])
         draw.segments(sb.vertices[sb.edges], COLORS["interval_b"])
         draw.segments(np.stack([s.support_a, s.support_b], axis=1), COLORS["simplex"])  # each simplex vertex a - b
-        draw.points(s.support_a, COLORS["interval_a"])
-        draw.points(s.support_b, COLORS["interval_b"])
+        marker = draw.marker_px
+        draw.marker_px = GJK_MARKER_PX
+        draw.points(s.support_a, COLORS["simplex"])
+        draw.points(s.support_b, COLORS["simplex"])
         draw.points(np.stack([s.point_a, s.point_b]), COLORS["closest"])
         draw.segments(np.stack([s.point_a, s.point_b])[None], COLORS["closest"])
         if s.next_support is not None:
@@ -537,6 +551,7 @@ class PairInspector:
             pb = b.pose[:3, :3] @ self.pieces(b)[pp[1]][0].vertices[ib] + b.pose[:3, 3]
             draw.points(np.stack([pa, pb]), COLORS["next"])
             draw.segments(np.stack([pa, pb])[None], COLORS["next"])
+        draw.marker_px = marker
 
     # -- text --------------------------------------------------------------------------------
 

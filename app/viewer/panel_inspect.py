@@ -148,8 +148,7 @@ def draw_traversal_section(session):
     _steps(session, "trav", k, rec.box_tests - 1, ins.step_to)
     imgui.text_wrapped(ins.step_text(k))
     if rec.axis[k] >= 0:
-        imgui.text_colored(GREY, "(X with 'the node pair of the step' shows this axis and the two boxes' "
-                                 "projections)")
+        _hint("(X with 'the node pair of the step' shows this axis and the two boxes' projections)")
     counts = rec.axis_counts()
     if counts.sum():
         imgui.separator_text("which axis pruned")
@@ -310,6 +309,7 @@ def draw_gjk_section(session):
     imgui.same_line()
     if implot.begin_plot("##gjk-distance", (-1, 150)):
         implot.setup_axes("iteration", "distance")
+        implot.setup_legend(implot.Location_.north_east)
         d = np.array([st.distance for st in steps], np.float64)
         it = np.arange(len(steps), dtype=np.float64)
         implot.setup_axes_limits(-0.2, max(1.0, len(steps) - 0.8), 0.0, max(float(d.max()), 1e-9) * 1.1,
