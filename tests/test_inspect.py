@@ -209,7 +209,7 @@ def test_auto_pieces_are_the_deepest_or_closest(pile):
         return -co.convex_convex_sat(pa.transformed(a.pose), None, pb.transformed(b.pose), None).depth
 
     scores = np.array([[score(p, q) for q in range(len(ins.pieces(b)))] for p in range(len(ins.pieces(a)))])
-    assert scores[i, j] == pytest.approx(scores.min(), abs=1e-12)
+    assert scores[i, j] <= scores.min() + 1e-7  # EPA's depth against SAT's: equal to rounding
     # A piece chosen by hand is kept.
     ins.piece_choice = (0, 1)
     assert ins.piece_pair() == (0, 1, False)
@@ -298,3 +298,52 @@ def test_vector_symbol_factors_of_the_pieces(pile):
         assert d["+"] + d["0"] + d["-"] == len(mb.vertices) * len(ma.normals)
         # E(A, B) = 1 exactly when every vertex of B is inside all of A's faces.
         assert (d["inside"] == d["vertices"]) == bool(r.E_ab)
+
+
+def test_drawing_cap_shows_the_true_count(demo, monkeypatch):
+    import app.viewer.inspect as inspect
+
+    c = demo.world.contacts[0]
+    demo.selected = c.a
+    demo.inspector.set_partner(c.b)
+    demo.flags["traversal"] = True
+    rec = demo.inspector.traversal()
+    cap = 100
+    assert rec.box_tests > cap
+    monkeypatch.setattr(inspect, "MAX_DRAWN_PAIRS", cap)
+    _, colors, _, _ = demo.overlays()
+    drawn = rows(colors, COLORS["visited"]).sum() + rows(colors, COLORS["pruned"]).sum()
+    assert drawn == 24 * 2 * cap
+    assert demo.trace_counts == (int(rec.overlap.sum()), int((~rec.overlap).sum()))  # the true counts
+    hud = "\n".join(demo.hud_lines())
+    assert f"the last {cap} of {rec.box_tests} drawn" in hud
+
+
+def test_slow_views_refresh_on_a_clock_while_the_pair_moves(pile, monkeypatch):
+    import app.viewer.inspect as inspect
+
+    pick_pair(pile, "blob", "gear")
+    ins = pile.inspector
+    monkeypatch.setattr(inspect, "SLOW_S", -1.0)  # every view counts as slow
+    first = ins.factors()
+    pile.world.move_body(pile.selected, translation=(0.0, 1e-3, 0.0))
+    assert ins.factors() is first and "vs" in ins.lagging  # shown from the old poses, said so
+    monkeypatch.setattr(inspect, "REFRESH_S", 0.0)
+    assert ins.factors() is not first and "vs" not in ins.lagging
+    # A new pair is computed at once, however slow.
+    monkeypatch.setattr(inspect, "REFRESH_S", 1e9)
+    old = ins.factors()
+    pick_pair(pile, "knot", "blob")
+    assert ins.factors() is not old
+
+
+def test_session_keeps_the_root_boxes_axis(demo):
+    pick_pair(demo, "gear", "box")
+    demo.key("X")
+    demo.overlays()
+    a, b = (demo.world.bodies[k] for k in demo.inspector.pair())
+    ca, aa, ha = a.pose[:3, :3] @ a.tree.centers[0] + a.pose[:3, 3], a.tree.axes[0] @ a.pose[:3, :3].T, a.tree.half_extents[0]
+    cb, ab, hb = b.pose[:3, :3] @ b.tree.centers[0] + b.pose[:3, 3], b.tree.axes[0] @ b.pose[:3, :3].T, b.tree.half_extents[0]
+    from collision.obb import test_obb_obb_kernel
+
+    assert demo.separating_axis == int(test_obb_obb_kernel(ca, aa, ha, cb, ab, hb, 1e-12))

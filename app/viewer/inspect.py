@@ -20,6 +20,8 @@ costs nothing per frame, and drawn through the session's debug-draw
 collector (:meth:`draw`).
 """
 
+import time
+
 import numpy as np
 
 import collision as co
@@ -30,7 +32,7 @@ from collision.vector_symbol import CASE_NAMES, ZERO_TOL
 
 # At most this many node pairs are drawn in the scene (each is two boxes of 12 lines); the panel
 # and the HUD show the true count beside it when a traversal has more.
-MAX_DRAWN_PAIRS = 20000
+MAX_DRAWN_PAIRS = 5000
 # The full table of separating axes of two hulls costs (edge pairs) x (vertices); above this the
 # piece pair's axis is not tabulated (the panel says why) and the node pair's is shown instead.
 MAX_AXIS_WORK = 2.0e7
@@ -38,6 +40,10 @@ MAX_AXIS_WORK = 2.0e7
 MAX_POLYGON_PAIRS = 400_000
 INTERVAL_PX = 7   # the two projection intervals are drawn this many pixels either side of the axis line
 GJK_MARKER_PX = 8  # half a GJK support point's or closest point's cross
+# A view that took longer than SLOW_S to compute is recomputed at most every REFRESH_S while the
+# pair moves (the panel says so); a new pair, piece or step recomputes at once.
+SLOW_S = 0.005
+REFRESH_S = 0.25
 
 COLORS = {
     "current": (1.00, 0.85, 0.10),
@@ -75,6 +81,7 @@ class PairInspector:
         self._cache = {}
         self._pieces = {}
         self.items = {}  # the panel's widget rectangles, by name (for tests)
+        self.lagging = set()  # the slow views shown from poses up to REFRESH_S old ("axis", "vs")
 
     # -- the pair ----------------------------------------------------------------------------
 
@@ -177,7 +184,8 @@ class PairInspector:
         """``(piece of A, piece of B, automatic)``, or None when a body has no convex piece.
 
         Automatic: the pair with the deepest overlap, else the closest pair (GJK distance
-        between the hulls; the depth by SAT when several overlap)."""
+        between the hulls, EPA depth when they overlap; RTCD 9.5), among the 24 whose
+        bounding spheres come nearest."""
         ab = self.pair()
         if ab is None:
             return None
@@ -211,16 +219,36 @@ class PairInspector:
                 rj = np.max(np.linalg.norm(hj.vertices - hj.vertices.mean(0), axis=1))
                 cands.append((np.linalg.norm(ci - cj) - ri - rj, i, j))
         cands.sort()
+        if len(cands) == 1:
+            return cands[0][1], cands[0][2]
         best = None
-        for _, i, j in cands[:24]:  # the bounding spheres' order, then GJK / SAT on the nearest few
-            g = co.gjk_distance(self.pieces(a)[i][0].vertices, a.pose, self.pieces(b)[j][0].vertices, b.pose)
-            score = g.distance
-            if g.overlap:
-                sat = co.convex_convex_sat(self._posed(a, i), None, self._posed(b, j), None)
-                score = -sat.depth
+        for _, i, j in cands[:24]:  # the bounding spheres' order, then GJK / EPA on the nearest few
+            r = co.convex_penetration(self.pieces(a)[i][0].vertices, a.pose, self.pieces(b)[j][0].vertices, b.pose)
+            score = -r.depth  # the distance when apart, minus the depth when overlapping
             if best is None or score < best[0]:
                 best = (score, i, j)
         return best[1], best[2]
+
+    def _reusable(self, name, ident, poses):
+        """May the cached ``name`` be shown? Yes for the same pair, pieces and step at the same
+        poses; and at new poses too when it is slow to compute and was computed less than
+        REFRESH_S ago (then :meth:`lagging` says so)."""
+        c = self._cache
+        if c.get(name + "_ident") != ident:
+            return False
+        if c.get(name + "_poses") == poses:
+            self.lagging.discard(name)
+            return True
+        if c.get(name + "_cost", 0.0) > SLOW_S and time.monotonic() - c.get(name + "_time", 0.0) < REFRESH_S:
+            self.lagging.add(name)
+            return True
+        return False
+
+    def _store(self, name, ident, poses, value, t0):
+        c = self._cache
+        c[name], c[name + "_ident"], c[name + "_poses"] = value, ident, poses
+        c[name + "_cost"], c[name + "_time"] = time.perf_counter() - t0, time.monotonic()
+        self.lagging.discard(name)
 
     # -- the traversal -----------------------------------------------------------------------
 
@@ -239,6 +267,11 @@ class PairInspector:
             self._cache["trav_key"] = key
             self._cache["trav"] = record_collide(a.tree, a.pose, b.tree, b.pose)
         return self._cache["trav"]
+
+    def root_axis(self):
+        """The axis (0-14) that separates the pair's root boxes, -1 when they overlap or there is no pair."""
+        rec = self.traversal()
+        return -1 if rec is None else int(rec.axis[0])
 
     def current_step(self):
         """The traversal step shown (0-based), or None without a pair."""
@@ -314,11 +347,12 @@ class PairInspector:
                         f"{len(ha.edges) * len(hb.edges)} edge pairs are too many to tabulate each frame, "
                         "so the traversal step's node pair is shown")
         k = self.current_step()
-        key = ("axis", source, self._key(ab), pp, k if source == "nodes" else None)
-        if self._cache.get("axis_key") == key:
+        ident = ("axis", source, self._key(ab)[:2], pp, k if source == "nodes" else None)
+        if self._reusable("axis", ident, self._key(ab)[2:]):
             view = dict(self._cache["axis"])
             view["note"] = note
             return view
+        t0 = time.perf_counter()
         if source == "pieces":
             sa, sb = self._posed(self.bodies[ab[0]], pp[0]), self._posed(self.bodies[ab[1]], pp[1])
             table = convex_convex_axes(sa, sb)
@@ -329,7 +363,7 @@ class PairInspector:
             rec = self.traversal()
             labels = (f"node {rec.pairs[k, 0]}", f"node {rec.pairs[k, 1]}")
         view = {"table": table, "source": source, "shapes": (sa, sb), "labels": labels, "step": k}
-        self._cache["axis_key"], self._cache["axis"] = key, view
+        self._store("axis", ident, self._key(ab)[2:], view, t0)
         view = dict(view)
         view["note"] = note
         return view
@@ -393,9 +427,10 @@ class PairInspector:
         if pp is None:
             return None
         ab = self.pair()
-        key = ("vs", self._key(ab), pp[:2])
-        if self._cache.get("vs_key") == key:
+        ident = ("vs", self._key(ab)[:2], pp[:2])
+        if self._reusable("vs", ident, self._key(ab)[2:]):
             return self._cache["vs"]
+        t0 = time.perf_counter()
         sa, sb = self._posed(self.bodies[ab[0]], pp[0]), self._posed(self.bodies[ab[1]], pp[1])
         ma, mb = co.StandardModel.from_polyhedron(sa), co.StandardModel.from_polyhedron(sb)
         fa, fb = len(ma.normals), len(mb.normals)
@@ -417,7 +452,7 @@ class PairInspector:
             codes, counts = np.unique(r.cases, return_counts=True)
             out["cases"] = {CASE_NAMES.get(int(c), "not computed"): int(n) for c, n in zip(codes, counts)}
             out["intersecting"] = int((r.I != 0).sum())
-        self._cache["vs_key"], self._cache["vs"] = key, out
+        self._store("vs", ident, self._key(ab)[2:], out, t0)
         return out
 
     # -- drawing -----------------------------------------------------------------------------
@@ -442,19 +477,27 @@ class PairInspector:
     def _draw_traversal(self, draw, colors):
         rec = self.traversal()
         k = self.current_step()
-        upto = slice(max(0, k + 1 - MAX_DRAWN_PAIRS), k + 1)  # the latest pairs when over the cap
-        pairs, overlap = rec.pairs[upto], rec.overlap[upto]
         ia, ib = self.pair()
-        a, b = self.bodies[ia], self.bodies[ib]
-        for flag, color in ((True, colors["visited"]), (False, colors["pruned"])):
-            sel = pairs[overlap == flag]
-            if len(sel) == 0:
-                continue
-            c = np.concatenate([a.tree.centers[sel[:, 0]] @ a.pose[:3, :3].T + a.pose[:3, 3],
-                                b.tree.centers[sel[:, 1]] @ b.pose[:3, :3].T + b.pose[:3, 3]])
-            ax = np.concatenate([a.tree.axes[sel[:, 0]] @ a.pose[:3, :3].T, b.tree.axes[sel[:, 1]] @ b.pose[:3, :3].T])
-            h = np.concatenate([a.tree.half_extents[sel[:, 0]], b.tree.half_extents[sel[:, 1]]])
-            draw.boxes(c, ax, h, color)
+        key = (self._cache["trav_key"], k)
+        if self._cache.get("trav_lines_key") != key:  # box edges as segments, kept while nothing moves
+            from .buffers import box_lines
+
+            upto = slice(max(0, k + 1 - MAX_DRAWN_PAIRS), k + 1)  # the latest pairs when over the cap
+            pairs, overlap = rec.pairs[upto], rec.overlap[upto]
+            a, b = self.bodies[ia], self.bodies[ib]
+            lines = []
+            for flag in (True, False):
+                sel = pairs[overlap == flag]
+                c = np.concatenate([a.tree.centers[sel[:, 0]] @ a.pose[:3, :3].T + a.pose[:3, 3],
+                                    b.tree.centers[sel[:, 1]] @ b.pose[:3, :3].T + b.pose[:3, 3]])
+                ax = np.concatenate([a.tree.axes[sel[:, 0]] @ a.pose[:3, :3].T,
+                                     b.tree.axes[sel[:, 1]] @ b.pose[:3, :3].T])
+                h = np.concatenate([a.tree.half_extents[sel[:, 0]], b.tree.half_extents[sel[:, 1]]])
+                lines.append(box_lines(c, ax, h).reshape(-1, 2, 3) if len(sel) else None)
+            self._cache["trav_lines_key"], self._cache["trav_lines"] = key, lines
+        for seg, color in zip(self._cache["trav_lines"], (colors["visited"], colors["pruned"])):
+            if seg is not None:
+                draw.segments(seg, color)
         if self.step is not None:  # stepping: the current pair stands out
             (c1, a1, h1), (c2, a2, h2) = self.node_boxes(k)
             draw.boxes(np.stack([c1, c2]), np.stack([a1, a2]), np.stack([h1, h2]), COLORS["current"])

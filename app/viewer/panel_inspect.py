@@ -21,6 +21,7 @@ __all__ = ["SECTIONS", "draw_pair_section", "draw_traversal_section", "draw_sepa
            "draw_gjk_section"]
 
 GREY = (0.62, 0.65, 0.70, 1.0)
+LAGGING = "(slow to compute: updated every 0.25 s while the pair moves; pause with Space)"
 VISITED = (0.20, 1.00, 0.30, 1.0)
 PRUNED = (0.85, 0.35, 0.35, 1.0)
 
@@ -203,6 +204,8 @@ def draw_separating_axis_section(session):
         return
     if view["note"]:
         _hint(view["note"])
+    if "axis" in ins.lagging:
+        _hint(LAGGING)
     t = view["table"]
     imgui.text(f"A: {view['labels'][0]}    B: {view['labels'][1]}")
     first, second = ins.axis_text(view)
@@ -322,6 +325,8 @@ def draw_gjk_section(session):
     _mark(session, "gjk:plot")
     imgui.separator_text("vector-symbol factors (seed 003)")
     f = ins.factors()
+    if "vs" in ins.lagging:
+        _hint(LAGGING)
     for name, c in f["D"].items():
         imgui.text_wrapped(f"D, {name}: {c['+']} +, {c['0']} zero, {c['-']} -; "
                    f"{c['inside']} of {c['vertices']} vertices inside all faces")

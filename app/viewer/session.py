@@ -696,6 +696,7 @@ class Session:
             draw.segments(np.stack(grab)[None], COLORS["grab"])
             draw.points(np.stack(grab), COLORS["grab"])
         self.trace_counts = self.inspector.draw(draw, self.flags, COLORS)  # the pair's views (O, X, I)
+        self.separating_axis = self.inspector.root_axis() if self.flags["axis"] else -1
         return draw.arrays()
 
     # -- HUD -----------------------------------------------------------------
