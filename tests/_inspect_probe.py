@@ -10,7 +10,8 @@ Config keys: ``scene`` (an example's name, or "default" for the demo meshes), ``
 ``select`` and ``partner`` (body names), ``flags`` {overlay: bool}, ``trav_step``, ``gjk_step``,
 ``axis_source``, ``pieces`` [i, j], ``sections`` (titles to open; default all), ``panel``
 (false: no panel, the scene only), ``panel_width``, ``camera`` {target, distance, yaw, pitch},
-``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3 frames at most), ``keys`` [[frame, key name, shift], ...].
+``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3
+frames at most), ``keys`` [[frame, key name, shift], ...].
 """
 
 import json

@@ -341,9 +341,10 @@ def test_session_keeps_the_root_boxes_axis(demo):
     pick_pair(demo, "gear", "box")
     demo.key("X")
     demo.overlays()
-    a, b = (demo.world.bodies[k] for k in demo.inspector.pair())
-    ca, aa, ha = a.pose[:3, :3] @ a.tree.centers[0] + a.pose[:3, 3], a.tree.axes[0] @ a.pose[:3, :3].T, a.tree.half_extents[0]
-    cb, ab, hb = b.pose[:3, :3] @ b.tree.centers[0] + b.pose[:3, 3], b.tree.axes[0] @ b.pose[:3, :3].T, b.tree.half_extents[0]
     from collision.obb import test_obb_obb_kernel
 
-    assert demo.separating_axis == int(test_obb_obb_kernel(ca, aa, ha, cb, ab, hb, 1e-12))
+    boxes = []
+    for body in (demo.world.bodies[k] for k in demo.inspector.pair()):
+        r, t, tree = body.pose[:3, :3], body.pose[:3, 3], body.tree
+        boxes += [r @ tree.centers[0] + t, tree.axes[0] @ r.T, tree.half_extents[0]]
+    assert demo.separating_axis == int(test_obb_obb_kernel(*boxes, 1e-12))

@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from tests.test_viewer_window import display  # noqa: F401 (the Xvfb fixture)
