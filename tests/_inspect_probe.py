@@ -10,7 +10,7 @@ Config keys: ``scene`` (an example's name, or "default" for the demo meshes), ``
 ``select`` and ``partner`` (body names), ``flags`` {overlay: bool}, ``trav_step``, ``gjk_step``,
 ``axis_source``, ``pieces`` [i, j], ``sections`` (titles to open; default all), ``panel``
 (false: no panel, the scene only), ``panel_width``, ``camera`` {target, distance, yaw, pitch},
-``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3
+``moves`` [[body name, [dx, dy, dz]], ...], ``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3
 frames at most), ``keys`` [[frame, key name, shift], ...].
 """
 
@@ -56,6 +56,8 @@ def main(config_path, out):
         session.inspector.set_partner(names.index(cfg["partner"]))
     for name, on in cfg.get("flags", {}).items():
         session.flags[name] = bool(on)
+    for name, offset in cfg.get("moves", []):
+        session.world.move_body(names.index(name), translation=offset)
     ins = session.inspector
     if "pieces" in cfg:
         ins.piece_choice = tuple(cfg["pieces"])

@@ -209,8 +209,10 @@ def draw_separating_axis_section(session):
     t = view["table"]
     imgui.text(f"A: {view['labels'][0]}    B: {view['labels'][1]}")
     first, second = ins.axis_text(view)
-    imgui.text_colored(_rgba(COLORS["gap"] if t.separated else COLORS["overlap"]), first)
-    imgui.text(second)
+    imgui.push_style_color(imgui.Col_.text, _rgba(COLORS["gap"] if t.separated else COLORS["overlap"]))
+    imgui.text_wrapped(first)
+    imgui.pop_style_color()
+    imgui.text_wrapped(second)
     _interval_strip(view, imgui.get_content_region_avail().x)
     imgui.text_colored(_rgba(COLORS["interval_a"]), "A's projection")
     imgui.same_line()
