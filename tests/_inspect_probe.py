@@ -11,7 +11,7 @@ Config keys: ``scene`` (an example's name, or "default" for the demo meshes), ``
 ``axis_source``, ``pieces`` [i, j], ``sections`` (titles to open; default all), ``panel``
 (false: no panel, the scene only), ``panel_width``, ``camera`` {target, distance, yaw, pitch},
 ``moves`` [[body name, [dx, dy, dz]], ...], ``hud`` (false: no HUD text), ``frames``, ``clicks`` [[frame, widget name], ...] (one every 3
-frames at most), ``keys`` [[frame, key name, shift], ...].
+frames at most), ``ctrl_clicks`` [[frame, body name], ...], ``keys`` [[frame, key name, shift], ...].
 """
 
 import json
@@ -113,6 +113,11 @@ def main(config_path, out):
                 x0, y0, x1, y1 = ins.items[name]
                 win.dispatch_event("on_mouse_press", (x0 + x1) / 2, height - (y0 + y1) / 2, mouse.LEFT, 0)
                 done.append(name)
+        for f, name in cfg.get("ctrl_clicks", []):  # Ctrl+click on a body's centre: the partner
+            if f == frame:
+                x, y = cam.project(session.world.bodies[names.index(name)].world_center())
+                win.dispatch_event("on_mouse_press", x, y, mouse.LEFT, key.MOD_CTRL)
+                win.dispatch_event("on_mouse_release", x, y, mouse.LEFT, key.MOD_CTRL)
         for f, name, shift in keys:
             if f == frame:
                 win.dispatch_event("on_key_press", getattr(key, name), key.MOD_SHIFT if shift else 0)

@@ -91,3 +91,13 @@ def test_clicks_on_the_sections_change_the_state(tmp_path, display):  # noqa: F8
     assert report["gjk_steps"] > 2
     assert report["gjk_step"] == report["gjk_steps"] - 1  # a new pair (swapped) starts at the answer
     assert (report["selected"], report["partner"]) == ("can", "crate")  # swapped
+
+
+def test_ctrl_click_and_keys_in_the_window(tmp_path, display):  # noqa: F811
+    """Ctrl+click on a body in the window makes it the partner; the keys step the views."""
+    report, _ = probe(tmp_path, display, scene="primitives", select="crate", panel=False, frames=6,
+                      flags=dict(QUIET), camera={"target": [-0.1, 0.45, 0.3], "distance": 3.0, "yaw": 1.45, "pitch": 0.3},
+                      ctrl_clicks=[[1, "can"]], keys=[[2, "O", False], [3, "COMMA", True], [4, "PERIOD", False]])
+    assert (report["selected"], report["partner"]) == ("crate", "can")
+    assert report["flags"]["traversal"] and report["trav_step"] == min(1, report["box_tests"] - 1)
+    assert any("pair: crate and can" in m for m in report["messages"])
