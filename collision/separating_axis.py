@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._jit import njit
 from .convex import ConvexPolyhedron
 from .sat import AXIS_TOL
 
@@ -150,17 +151,50 @@ def box_box_axes(center_a, axes_a, half_a, center_b, axes_b, half_b):
     return AxisTable(axes, kind, feature, lo_a, hi_a, lo_b, hi_b, gap, np.arange(15))
 
 
+@njit
+def _project_all(verts, axes, lo, hi):
+    """``lo[k], hi[k]``: min and max of ``verts @ axes[k]`` (no (n, k) temporary)."""
+    for k in range(axes.shape[0]):
+        a0, a1, a2 = axes[k, 0], axes[k, 1], axes[k, 2]
+        mn = np.inf
+        mx = -np.inf
+        for i in range(verts.shape[0]):
+            d = verts[i, 0] * a0 + verts[i, 1] * a1 + verts[i, 2] * a2
+            mn = min(mn, d)
+            mx = max(mx, d)
+        lo[k] = mn
+        hi[k] = mx
+
+
+def _projections(verts, axes):
+    lo, hi = np.empty(len(axes)), np.empty(len(axes))
+    _project_all(np.ascontiguousarray(verts, dtype=np.float64), np.ascontiguousarray(axes), lo, hi)
+    return lo, hi
+
+
 def _unique_rows(d):
     """Indices of the directions kept by :func:`collision.sat._unique_directions` (the first of
     each parallel or anti-parallel group, zero-length ones dropped), and those unit directions."""
     n = np.linalg.norm(d, axis=1)
     nz = np.flatnonzero(n > AXIS_TOL * max(1.0, float(n.max(initial=0.0))))
-    u = d[nz] / n[nz, None]
-    keep = []
-    for i in range(len(u)):
-        if not keep or np.max(np.abs(u[keep] @ u[i])) < 1.0 - AXIS_TOL:
-            keep.append(i)
+    u = np.ascontiguousarray(d[nz] / n[nz, None])
+    keep = np.flatnonzero(_first_of_parallel(u, 1.0 - AXIS_TOL))
     return nz[keep], u[keep].reshape(-1, 3)
+
+
+@njit
+def _first_of_parallel(u, limit):
+    """(m,) bool: direction ``i`` is kept unless ``|u_i . u_j| >= limit`` for a kept ``j < i``."""
+    m = u.shape[0]
+    keep = np.zeros(m, dtype=np.bool_)
+    for i in range(m):
+        ok = True
+        for j in range(i):
+            if keep[j] and abs(u[j, 0] * u[i, 0] + u[j, 1] * u[i, 1] + u[j, 2] * u[i, 2]) >= limit:
+                ok = False
+                break
+        keep[i] = ok
+    return keep
 
 
 def convex_convex_axes(poly_a, poly_b):
@@ -193,8 +227,8 @@ def convex_convex_axes(poly_a, poly_b):
     cross = cross[ok] / length[ok, None]
     pair = np.stack(np.meshgrid(ia, ib, indexing="ij"), axis=-1).reshape(-1, 2)[ok]
     axes = np.concatenate([na, nb, cross]).reshape(-1, 3)
-    pa, pb = poly_a.vertices @ axes.T, poly_b.vertices @ axes.T
-    axes, lo_a, hi_a, lo_b, hi_b = _oriented(axes, pa.min(0), pa.max(0), pb.min(0), pb.max(0))
+    (lo_a, hi_a), (lo_b, hi_b) = _projections(poly_a.vertices, axes), _projections(poly_b.vertices, axes)
+    axes, lo_a, hi_a, lo_b, hi_b = _oriented(axes, lo_a, hi_a, lo_b, hi_b)
     kind = np.concatenate([np.full(len(na), FACE_A), np.full(len(nb), FACE_B), np.full(len(cross), EDGE_EDGE)])
     feature = np.concatenate([np.stack([fa, np.full(len(fa), -1)], 1), np.stack([np.full(len(fb), -1), fb], 1),
                               pair]).reshape(-1, 2).astype(np.int64)

@@ -17,6 +17,7 @@ frames at most), ``ctrl_clicks`` [[frame, body name], ...], ``keys`` [[frame, ke
 import json
 import os
 import sys
+import time
 
 
 def main(config_path, out):
@@ -99,6 +100,7 @@ def main(config_path, out):
     keys = sorted(cfg.get("keys", []))
     frames = int(cfg.get("frames", 4))
     done = []
+    section_ms = []  # the sections' drawing time per frame (their computations included)
     for frame in range(frames):
         if frame == 1:  # after the first frame (the steps need the pair's traversal)
             if "trav_step" in cfg:
@@ -131,10 +133,12 @@ def main(config_path, out):
             imgui.set_next_window_pos((0, 0))
             imgui.set_next_window_size((panel_w, height))
             imgui.begin("Why they collide", None, imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize)
+            t0 = time.perf_counter()
             for title, draw in SECTIONS:
                 imgui.set_next_item_open(title in open_titles, imgui.Cond_.always)
                 if imgui.collapsing_header(title):
                     draw(session)
+            section_ms.append(1e3 * (time.perf_counter() - t0))
             imgui.end()
             imgui.render()
             renderer.render(imgui.get_draw_data())
@@ -160,6 +164,7 @@ def main(config_path, out):
         "hud": session.hud_lines(),
         "pair_lines": ins.hud_lines(session.flags),
         "messages": [m[0] for m in session.messages],
+        "section_ms": section_ms,
     }
     with open(os.path.join(out, "probe.json"), "w") as fh:
         json.dump(report, fh, indent=1)

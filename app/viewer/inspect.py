@@ -81,7 +81,7 @@ class PairInspector:
         self._cache = {}
         self._pieces = {}
         self.items = {}  # the panel's widget rectangles, by name (for tests)
-        self.lagging = set()  # the slow views shown from poses up to REFRESH_S old ("axis", "vs")
+        self.lagging = set()  # the slow views shown from poses up to REFRESH_S old ("auto", "axis", "vs")
 
     # -- the pair ----------------------------------------------------------------------------
 
@@ -198,10 +198,10 @@ class PairInspector:
         cb = cb if cb is not None and cb < len(pb) else None
         if ca is not None and cb is not None:
             return ca, cb, False
-        key = ("auto", id(a), id(b), a.pose.tobytes(), b.pose.tobytes(), ca, cb)
-        if self._cache.get("auto_key") != key:
-            self._cache["auto_key"] = key
-            self._cache["auto"] = self._closest_pieces(a, b, ca, cb)
+        ident, poses = ("auto", id(a), id(b), ca, cb), (a.pose.tobytes(), b.pose.tobytes())
+        if not self._reusable("auto", ident, poses):
+            t0 = time.perf_counter()
+            self._store("auto", ident, poses, self._closest_pieces(a, b, ca, cb), t0)
         i, j = self._cache["auto"]
         return i, j, True
 
