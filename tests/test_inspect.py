@@ -348,3 +348,13 @@ def test_session_keeps_the_root_boxes_axis(demo):
         r, t, tree = body.pose[:3, :3], body.pose[:3, 3], body.tree
         boxes += [r @ tree.centers[0] + t, tree.axes[0] @ r.T, tree.half_extents[0]]
     assert demo.separating_axis == int(test_obb_obb_kernel(*boxes, 1e-12))
+
+
+def test_a_new_pair_starts_afresh(pile):
+    pick_pair(pile, "bowl", "knot")
+    ins = pile.inspector
+    ins.piece_choice = (3, 2)
+    ins.step_to(1)
+    assert ins.piece_pair()[:2] == (3, 2) and ins.current_step() == 1
+    pile.key("TAB")  # another A: automatic pieces, the whole traversal
+    assert ins.pair() is not None and ins.piece_choice == (None, None) and ins.step is None

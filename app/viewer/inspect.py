@@ -81,6 +81,7 @@ class PairInspector:
         self._cache = {}
         self._pieces = {}
         self.items = {}  # the panel's widget rectangles, by name (for tests)
+        self._pair_ident = None  # the pair the steps and piece choices belong to
         self.lagging = set()  # the slow views shown from poses up to REFRESH_S old ("auto", "axis", "vs")
 
     # -- the pair ----------------------------------------------------------------------------
@@ -124,19 +125,28 @@ class PairInspector:
         if sel is None or sel >= len(self.bodies):
             return None
         p = self.partner
-        return None if p is None else (sel, p)
+        if p is None:
+            return None
+        ident = (id(self.bodies[sel]), id(self.bodies[p]))
+        if ident != self._pair_ident:  # another pair (a click, Tab, a scene): its own steps and pieces
+            self._pair_ident = ident
+            self.piece_choice = (None, None)
+            self.step = self.gjk_step = None
+        return sel, p
 
     def set_partner(self, index):
         """Make body ``index`` the partner (None: back to automatic)."""
         self.partner_body = None if index is None else self.bodies[index]
         self.piece_choice = (self.piece_choice[0], None)
         self.step = self.gjk_step = None
+        self.pair()  # the new pair, so that choices made next belong to it
 
     def set_selected(self, index):
         """Make body ``index`` the selected one (A of the pair)."""
         self.session.selected = index
         self.piece_choice = (None, self.piece_choice[1])
         self.step = self.gjk_step = None
+        self.pair()
 
     def cycle_partner(self):
         """The next body after the partner (skipping the selected one) becomes the partner."""
