@@ -149,7 +149,7 @@ def draw_traversal_section(session):
     _steps(session, "trav", k, rec.box_tests - 1, ins.step_to)
     imgui.text_wrapped(ins.step_text(k))
     if rec.axis[k] >= 0:
-        _hint("(X with 'the node pair of the step' shows this axis and the two boxes' projections)")
+        _hint("(Separating axis, with 'the step's node pair', shows this axis and the two boxes' projections)")
     counts = rec.axis_counts()
     if counts.sum():
         imgui.separator_text("which axis pruned")
@@ -191,11 +191,11 @@ def draw_separating_axis_section(session):
     intervals, the gap, and which candidate axis it is."""
     ins = session.inspector
     _overlay_checkbox(session, "axis", "draw in the scene (X)")
-    if imgui.radio_button("the convex pieces", ins.axis_source == "pieces"):
+    if imgui.radio_button("the pieces", ins.axis_source == "pieces"):
         ins.axis_source = "pieces"
     _mark(session, "axis:pieces")
     imgui.same_line()
-    if imgui.radio_button("the node pair of the step", ins.axis_source == "nodes"):
+    if imgui.radio_button("the step's node pair", ins.axis_source == "nodes"):
         ins.axis_source = "nodes"
     _mark(session, "axis:nodes")
     view = ins.axis_view()
