@@ -40,8 +40,16 @@ BINDINGS = [
     ("Z", "broad_phase", None, "switch the broad phase (brute, sap, grid, octree, tree)"),
     ("L", "throw", None, "throw a ball from the camera (dynamic; Shift: 3x faster)"),
     ("Y", "ccd", None, "continuous detection (speculative contacts of fast bodies) on / off"),
-    ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
-    ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
+    ("O", "toggle", "traversal", "OBB-tree traversal of the pair (selected body and partner): node pairs "
+                                 "visited / pruned on / off"),
+    ("X", "toggle", "axis", "separating axis of the pair's convex pieces (or traversal node pair), with both "
+                            "projection intervals, on / off"),
+    ("I", "toggle", "gjk", "GJK of the pair's convex pieces: simplex support points, closest points on / off"),
+    ("J", "partner", None, "pick the next body as the selected body's partner (also Ctrl+click)"),
+    ("PERIOD", "trav_step", 1, "traversal: next node pair (Shift: the last)"),
+    ("COMMA", "trav_step", -1, "traversal: previous node pair (Shift: the first)"),
+    ("APOSTROPHE", "gjk_step", 1, "GJK: next iteration (Shift: the last)"),
+    ("SEMICOLON", "gjk_step", -1, "GJK: previous iteration (Shift: the first)"),
     ("H", "toggle", "help", "this help"),
     ("F5", "save_scene", None, "save the scene (TOML) with the bodies where they are now"),
     ("F6", "next_scene", None, "load the next example scene (assets/scenes)"),
@@ -50,6 +58,7 @@ BINDINGS = [
 
 MOUSE_HELP = [
     ("left click", "select the body under the cursor (ray cast through its OBB tree)"),
+    ("Ctrl + left click", "make the body under the cursor the selected body's partner (the inspected pair)"),
     ("left drag on a body", "pull it in the view plane (a dynamic body on the mouse joint; a static one stays)"),
     ("left drag elsewhere", "orbit the camera (also on a static body)"),
     ("right / middle drag", "pan the camera"),
@@ -61,7 +70,7 @@ MOUSE_HELP = [
 # How a key name is shown to people.
 DISPLAY_NAMES = {"BRACKETRIGHT": "]", "BRACKETLEFT": "[", "PAGEUP": "PgUp", "PAGEDOWN": "PgDn",
                  "ESCAPE": "Esc", "SPACE": "Space", "TAB": "Tab", "LEFT": "Left", "RIGHT": "Right",
-                 "UP": "Up", "DOWN": "Down"}
+                 "UP": "Up", "DOWN": "Down", "PERIOD": ".", "COMMA": ",", "APOSTROPHE": "'", "SEMICOLON": ";"}
 
 
 def key_label(name):

@@ -41,7 +41,7 @@ COLORS = {
 MAX_THROWN = 50  # thrown balls kept in the scene (the oldest go first)
 
 OVERLAYS = ("boxes", "aabbs", "pieces", "triangles", "segments", "contacts", "manifolds", "traversal", "axis", "help",
-            "grid")
+            "grid", "gjk")
 
 
 # Sizes on screen, in pixels, whatever the scene's scale or the camera's distance.
@@ -143,6 +143,9 @@ class Session:
         self.trace_counts = (0, 0)
         self.separating_axis = -1
         self.frame_camera()
+        from .inspect import PairInspector
+
+        self.inspector = PairInspector(self)  # the picked pair and why it collides (O, X, I)
 
     # -- messages ------------------------------------------------------------
 
@@ -697,25 +700,8 @@ class Session:
         if grab is not None:  # the mouse joint: a line from the grabbed point to the cursor, both marked
             draw.segments(np.stack(grab)[None], COLORS["grab"])
             draw.points(np.stack(grab), COLORS["grab"])
-        self.trace_counts = (0, 0)
-        self.separating_axis = -1
-        if self.selected is not None and (self.flags["traversal"] or self.flags["axis"]):
-            s = world.bodies[self.selected]
-            partners = [c.b if c.a == self.selected else c.a for c in world.contacts
-                        if self.selected in (c.a, c.b)]
-            if not partners:  # the nearest other body
-                others = [k for k in range(len(world.bodies)) if k != self.selected]
-                if others:
-                    dist = [np.linalg.norm(world.bodies[k].world_center() - s.world_center()) for k in others]
-                    partners = [others[int(np.argmin(dist))]]
-            for k in partners[:1]:
-                o = world.bodies[k]
-                if self.flags["traversal"]:
-                    self.trace_counts = dd.draw_traversal(draw, s.tree, s.pose, o.tree, o.pose,
-                                                          COLORS["visited"], COLORS["pruned"])
-                if self.flags["axis"]:
-                    self.separating_axis = dd.draw_separating_axis(draw, s.tree, s.pose, o.tree, o.pose,
-                                                                   COLORS["axis"])
+        self.trace_counts = self.inspector.draw(draw, self.flags, COLORS)  # the pair's views (O, X, I)
+        self.separating_axis = self.inspector.root_axis() if self.flags["axis"] else -1
         return draw.arrays()
 
     # -- HUD -----------------------------------------------------------------
@@ -752,14 +738,7 @@ class Session:
                          f"{len(b.faces)} triangles, tree depth {b.tree.depth}")
             if getattr(b, "mass_source", None):
                 lines.append(f"{b.name}: open mesh, {b.mass_source}")
-            if self.flags["traversal"]:
-                lines.append(f"traversal: {self.trace_counts[0]} node pairs overlapped, "
-                             f"{self.trace_counts[1]} pruned")
-            if self.flags["axis"]:
-                k = self.separating_axis
-                lines.append("root boxes overlap (no separating axis)" if k < 0 else
-                             f"separating axis #{k}: " + ("A face normal" if k < 3 else "B face normal"
-                                                         if k < 6 else "edge x edge"))
+            lines += self.inspector.hud_lines(self.flags)
         else:
             lines.append("click a body (or Tab) to select it;  H for help")
         if self._loading is not None:
@@ -817,3 +796,34 @@ class Session:
         choice.clear()
         world.narrow_choice = choice
         world.manager.hull_response = choice.response
+
+    # -- the picked pair (app/viewer/inspect.py) -------------------------------------------
+
+    def pick_partner(self, x, y):
+        """Ctrl+click: the body under window pixel ``(x, y)`` becomes the selected body's partner."""
+        k, _ = self.pick(x, y)
+        if k is None:
+            return
+        if self.selected is None or k == self.selected:
+            self.selected = k
+            self.say(f"selected {self.world.bodies[k].name}; Ctrl+click another body to pair it")
+            return
+        self.inspector.set_partner(k)
+        self.say(f"pair: {self.world.bodies[self.selected].name} and {self.world.bodies[k].name}")
+
+    def do_partner(self, _arg, _shift):
+        self.inspector.cycle_partner()
+
+    def do_trav_step(self, delta, shift):
+        """Step the traversal by ``delta`` node pairs (Shift: to the first or the last)."""
+        if shift:
+            self.inspector.step_to(0 if delta < 0 else 1 << 62)
+        else:
+            self.inspector.step_by(delta)
+
+    def do_gjk_step(self, delta, shift):
+        """Step GJK by ``delta`` iterations (Shift: to the first or the last)."""
+        if shift:
+            self.inspector.gjk_step_to(0 if delta < 0 else 1 << 62)
+        else:
+            self.inspector.gjk_step_by(delta)

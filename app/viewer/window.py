@@ -55,6 +55,9 @@ class ViewerWindow(pyglet.window.Window):
         return pyglet.event.EVENT_HANDLED
 
     def on_mouse_press(self, x, y, button, modifiers):
+        if button == mouse.LEFT and modifiers & key.MOD_CTRL:  # Ctrl+click: the selected body's partner
+            self.session.pick_partner(x, y)
+            return
         self.session.mouse_press(x, y, _BUTTONS.get(button, "left"))
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
