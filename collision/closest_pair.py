@@ -5,7 +5,10 @@ Ericson, *Real-Time Collision Detection* (RTCD), sections 5.1.8 to 5.1.10
 broadcast leading shape.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -171,7 +174,8 @@ def _two_lines(p1, q1, p2, q2, segments):
     return unbatch(c1, lead), unbatch(c2, lead), unbatch(s, lead), unbatch(t, lead)
 
 
-def closest_pt_line_line(p1, q1, p2, q2):
+def closest_pt_line_line(p1: ArrayLike, q1: ArrayLike, p2: ArrayLike, q2: ArrayLike) -> tuple[
+        NDArray[np.float64], NDArray[np.float64], float | NDArray[np.float64], float | NDArray[np.float64]]:
     """Closest points of the infinite lines through ``p1 q1`` and ``p2 q2``.
 
     RTCD 5.1.8. Line 1 is ``p1 + s (q1 - p1)``, line 2 is ``p2 + t (q2 - p2)``.
@@ -192,7 +196,8 @@ def closest_pt_line_line(p1, q1, p2, q2):
     return _two_lines(p1, q1, p2, q2, False)
 
 
-def closest_pt_segment_segment(p1, q1, p2, q2):
+def closest_pt_segment_segment(p1: ArrayLike, q1: ArrayLike, p2: ArrayLike, q2: ArrayLike) -> tuple[
+        NDArray[np.float64], NDArray[np.float64], float | NDArray[np.float64], float | NDArray[np.float64]]:
     """Closest points of the segments ``p1 q1`` and ``p2 q2``.
 
     RTCD 5.1.9 (ClosestPtSegmentSegment): closest points of the lines, clamped
@@ -222,7 +227,8 @@ def _segment_triangle_batch(p, q, a, b, c, c1, c2):
         v.store(c2, i, y)
 
 
-def closest_pt_segment_triangle(p, q, a, b, c):
+def closest_pt_segment_triangle(p: ArrayLike, q: ArrayLike, a: ArrayLike, b: ArrayLike,
+                                c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Closest points of the segment ``pq`` and the triangle ``abc``.
 
     RTCD 5.1.10. When the segment pierces the triangle both points are the

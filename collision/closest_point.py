@@ -12,11 +12,15 @@ The compiled kernels (``*_t`` on ``(x, y, z)`` tuples) are reused by the
 pair queries in :mod:`collision.closest_pair` and by the OBB-tree queries.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
 from ._validate import as_array, broadcast_batch, unbatch
+from .obb import OBB
 
 __all__ = [
     "closest_pt_point_plane",
@@ -45,7 +49,7 @@ def _dim_specs(p, names_values):
 # ---------------------------------------------------------------------------
 
 
-def closest_pt_point_plane(p, n, d):
+def closest_pt_point_plane(p: ArrayLike, n: ArrayLike, d: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` on the plane (3D) or implicit line (2D) ``x . n = d``.
 
     RTCD 5.1.1; Math Primer "closest point on a 2D implicit line / on a plane".
@@ -84,7 +88,7 @@ def _closest_on_param(p, origin, direction, t_max):
     return origin + t[:, None] * direction
 
 
-def closest_pt_point_ray(p, origin, direction):
+def closest_pt_point_ray(p: ArrayLike, origin: ArrayLike, direction: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` on the ray ``origin + t * direction``, ``t >= 0``.
 
     Math Primer "closest point on a parametric ray"; RTCD 5.1.2 with the upper
@@ -104,7 +108,7 @@ def closest_pt_point_ray(p, origin, direction):
     return unbatch(_closest_on_param(p, o, d, np.inf), lead)
 
 
-def closest_pt_point_segment(p, a, b):
+def closest_pt_point_segment(p: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` on the segment ``ab``.
 
     RTCD 5.1.2 (ClosestPtPointSegment). A zero-length segment is the point ``a``.
@@ -122,7 +126,8 @@ def closest_pt_point_segment(p, a, b):
     return unbatch(_closest_on_param(p, a, b - a, 1.0), lead)
 
 
-def closest_pt_point_sphere(p, center, radius, solid=False):
+def closest_pt_point_sphere(p: ArrayLike, center: ArrayLike, radius: ArrayLike,
+                            solid: bool = False) -> NDArray[np.float64]:
     """Closest point to ``p`` on a sphere (3D) or circle (2D).
 
     Math Primer "closest point on a circle or sphere": ``q = p + (|d| - r) d / |d|``
@@ -163,7 +168,7 @@ def closest_pt_point_sphere(p, center, radius, solid=False):
     return unbatch(q, lead)
 
 
-def closest_pt_point_aabb(p, bmin, bmax):
+def closest_pt_point_aabb(p: ArrayLike, bmin: ArrayLike, bmax: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` in the axis-aligned box ``[bmin, bmax]``.
 
     RTCD 5.1.3 (ClosestPtPointAABB): clamp each coordinate. Points inside are
@@ -214,7 +219,7 @@ def _box_batch(p, c, axes, half, out):
         v.store(out, i, q)
 
 
-def closest_pt_point_obb(p, obb):
+def closest_pt_point_obb(p: ArrayLike, obb: OBB) -> NDArray[np.float64]:
     """Closest point to ``p`` in the solid oriented box ``obb``.
 
     RTCD 5.1.4 (ClosestPtPointOBB): express ``p - center`` in the box axes and
@@ -240,7 +245,8 @@ def closest_pt_point_obb(p, obb):
     return unbatch(out, lead)
 
 
-def closest_pt_point_rect(p, center, axes, half_extents):
+def closest_pt_point_rect(p: ArrayLike, center: ArrayLike, axes: ArrayLike,
+                          half_extents: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` on a 3D rectangle.
 
     RTCD 5.1.4.1 (ClosestPtPointRect): the rectangle is ``center + s u0 + t u1``
@@ -399,7 +405,7 @@ def _triangle_batch(p, a, b, c, out):
         v.store(out, i, closest_pt_point_triangle_t(v.row(p, i), v.row(a, i), v.row(b, i), v.row(c, i)))
 
 
-def closest_pt_point_triangle(p, a, b, c):
+def closest_pt_point_triangle(p: ArrayLike, a: ArrayLike, b: ArrayLike, c: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` on the triangle ``abc``.
 
     RTCD 5.1.5 (ClosestPtPointTriangle), the version with six dot products that
@@ -473,7 +479,8 @@ def _tetrahedron_batch(p, a, b, c, d, out):
             v.row(p, i), v.row(a, i), v.row(b, i), v.row(c, i), v.row(d, i)))
 
 
-def closest_pt_point_tetrahedron(p, a, b, c, d):
+def closest_pt_point_tetrahedron(p: ArrayLike, a: ArrayLike, b: ArrayLike, c: ArrayLike,
+                                 d: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` in the solid tetrahedron ``abcd``.
 
     RTCD 5.1.6 (ClosestPtPointTetrahedron): ``p`` is its own closest point when

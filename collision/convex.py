@@ -7,9 +7,13 @@ normals and plane offsets, and the unique edges. Qhull (via scipy) builds the
 hull; coplanar hull triangles are merged into one polygon.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import ConvexHull, QhullError
 
 from . import _vec as v
@@ -45,15 +49,15 @@ class ConvexPolyhedron:
         Unique undirected edges of the polygons.
     """
 
-    vertices: np.ndarray
-    triangles: np.ndarray
-    polygons: list
-    normals: np.ndarray
-    offsets: np.ndarray
-    edges: np.ndarray = field(repr=False)
+    vertices: NDArray[np.float64]
+    triangles: NDArray[np.int64]
+    polygons: list[NDArray[np.int64]]
+    normals: NDArray[np.float64]
+    offsets: NDArray[np.float64]
+    edges: NDArray[np.int64] = field(repr=False)
 
     @classmethod
-    def from_points(cls, points, name="points"):
+    def from_points(cls, points: ArrayLike, name: str = "points") -> ConvexPolyhedron:
         """Convex hull of a point set.
 
         Parameters
@@ -87,7 +91,7 @@ class ConvexPolyhedron:
         return cls._from_oriented(verts, tris, normals, hull.neighbors)
 
     @classmethod
-    def from_mesh(cls, vertices, faces, name="vertices"):
+    def from_mesh(cls, vertices: ArrayLike, faces: Iterable[ArrayLike], name: str = "vertices") -> ConvexPolyhedron:
         """A convex polyhedron from its own faces (no hull is computed).
 
         Parameters
@@ -191,11 +195,11 @@ class ConvexPolyhedron:
         )
 
     @property
-    def centroid(self):
+    def centroid(self) -> NDArray[np.float64]:
         """(3,) float64: mean of the vertices (an interior point)."""
         return self.vertices.mean(0)
 
-    def transformed(self, pose):
+    def transformed(self, pose: ArrayLike) -> ConvexPolyhedron:
         """This polyhedron moved by a 4x4 rigid transform."""
         pose = as_array(pose, "pose", (4, 4))
         rot, t = pose[:3, :3], pose[:3, 3]
@@ -280,7 +284,7 @@ def _convex_batch(p, tris, normals, offsets, solid, out):
         v.store(out, i, best)
 
 
-def closest_pt_point_convex(p, vertices):
+def closest_pt_point_convex(p: ArrayLike, vertices: ArrayLike) -> NDArray[np.float64]:
     """Closest point to ``p`` in the convex hull of ``vertices`` (a solid).
 
     RTCD 5.1.7 suggests GJK or a walk over the faces; we take the face loop,

@@ -28,7 +28,10 @@ mesh; normals from A to B, ``depths > 0`` penetration,
 ``points_a - points_b = depths * normal``.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -36,7 +39,7 @@ from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
 from .hull_data import HullData
 from .manifold import Manifold, _reduce, reduce_contacts
-from .shapes import Hull, Sphere, TriMesh, local_box
+from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .tree_box_query import triangles_near_box
 
 __all__ = ["collide_convex_trimesh"]
@@ -248,7 +251,8 @@ def _patch_corners(points, normal, tol):
     return np.asarray(corners if corners else order[:1], np.int64)
 
 
-def collide_convex_trimesh(shape, pose_a, mesh, pose_b, margin=0.0):
+def collide_convex_trimesh(shape: Sphere | Capsule | Hull, pose_a: NDArray[np.float64], mesh: TriMesh,
+                          pose_b: NDArray[np.float64], margin: float = 0.0) -> list[tuple[int, Manifold]]:
     """Contact manifolds of a convex shape against a triangle mesh.
 
     Parameters

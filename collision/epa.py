@@ -25,10 +25,13 @@ smallest support value seen: its depth is an upper bound of the true one, and
 translating B by it still separates the shapes (it leaves them touching).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -690,14 +693,15 @@ class PenetrationResult:
     """
 
     depth: float
-    normal: np.ndarray
-    point_a: np.ndarray
-    point_b: np.ndarray
+    normal: NDArray[np.float64]
+    point_a: NDArray[np.float64]
+    point_b: NDArray[np.float64]
     iterations: int
 
 
-def convex_penetration(points_a, pose_a, points_b, pose_b, radius_a=0.0, radius_b=0.0, simplex=None,
-                       max_iterations=EPA_MAX_ITERATIONS):
+def convex_penetration(points_a: ArrayLike, pose_a: ArrayLike, points_b: ArrayLike, pose_b: ArrayLike,
+                       radius_a: float = 0.0, radius_b: float = 0.0, simplex: ArrayLike | None = None,
+                       max_iterations: int = EPA_MAX_ITERATIONS) -> PenetrationResult:
     """Penetration depth, normal and contact points of two convex shapes (core points plus radius).
 
     Runs GJK (:func:`collision.gjk.gjk_distance`); when the shapes are apart

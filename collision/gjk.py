@@ -24,10 +24,13 @@ query (one 3x3 rotation and a translation, parry's ``pos12``); the results are
 returned in world coordinates.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -609,11 +612,11 @@ class GjkResult:
     """
 
     distance: float
-    point_a: np.ndarray
-    point_b: np.ndarray
+    point_a: NDArray[np.float64]
+    point_b: NDArray[np.float64]
     overlap: bool
     core_overlap: bool
-    simplex: np.ndarray
+    simplex: NDArray[np.int32]
     iterations: int
 
 
@@ -673,8 +676,9 @@ def check_simplex(simplex, na, nb):
     return np.ascontiguousarray(s, dtype=np.int32)
 
 
-def gjk_distance(points_a, pose_a, points_b, pose_b, radius_a=0.0, radius_b=0.0, simplex=None,
-                 max_iterations=GJK_MAX_ITERATIONS):
+def gjk_distance(points_a: ArrayLike, pose_a: ArrayLike, points_b: ArrayLike, pose_b: ArrayLike,
+                 radius_a: float = 0.0, radius_b: float = 0.0, simplex: ArrayLike | None = None,
+                 max_iterations: int = GJK_MAX_ITERATIONS) -> GjkResult:
     """Distance and closest points between two convex shapes (core points plus radius).
 
     RTCD 9.5 (GJK) with the signed-volumes sub-distance step (Montanari et al.

@@ -20,9 +20,14 @@ B in world coordinates, ``depths > 0`` penetration, ``points_a - points_b ==
 depths[:, None] * normal``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from numba import get_num_threads, prange
 
@@ -66,7 +71,7 @@ class HullTable:
         smaller of a pair's two).
     """
 
-    def __init__(self, hulls=()):
+    def __init__(self, hulls: Iterable[HullData | ConvexPolyhedron] = ()) -> None:
         self._hulls = []
         self._ids = {}
         self._buf = {}
@@ -78,26 +83,26 @@ class HullTable:
         for h in hulls:
             self.add(h)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._hulls)
 
-    def hull(self, i):
+    def hull(self, i: int) -> HullData:
         """The :class:`HullData` with id ``i``."""
         return self._hulls[i]
 
     @property
-    def starts(self):
+    def starts(self) -> NDArray[np.int64]:
         return self._starts[:len(self._hulls) + 1]
 
     @property
-    def scale(self):
+    def scale(self) -> NDArray[np.float64]:
         return self._scale[:len(self._hulls)]
 
-    def array(self, name):
+    def array(self, name: str) -> NDArray[Any]:
         """The concatenated array ``name`` (one of the :class:`HullData` array fields), a view."""
         return self._buf[name][:self._starts[len(self._hulls), _COL[name]]]
 
-    def add(self, hull):
+    def add(self, hull: HullData | ConvexPolyhedron) -> int:
         """Add one hull; returns its id (an int, ids count from 0).
 
         Parameters
@@ -134,7 +139,7 @@ class HullTable:
         self._ids[id(hd)] = h
         return h
 
-    def extend(self, hulls):
+    def extend(self, hulls: Iterable[HullData | ConvexPolyhedron]) -> NDArray[np.int64]:
         """Add several hulls; returns their ids as an ``(n,) int64`` array."""
         return np.array([self.add(h) for h in hulls], dtype=np.int64)
 
@@ -173,27 +178,27 @@ class ManifoldBatch:
         The unbiased SAT minimum (see :class:`collision.manifold.Manifold`).
     """
 
-    count: np.ndarray
-    normal: np.ndarray
-    points_a: np.ndarray
-    points_b: np.ndarray
-    depths: np.ndarray
-    ids: np.ndarray
-    kind: np.ndarray
-    tests: np.ndarray
-    sat_depth: np.ndarray
+    count: NDArray[np.int64]
+    normal: NDArray[np.float64]
+    points_a: NDArray[np.float64]
+    points_b: NDArray[np.float64]
+    depths: NDArray[np.float64]
+    ids: NDArray[np.int64]
+    kind: NDArray[np.int64]
+    tests: NDArray[np.int64]
+    sat_depth: NDArray[np.float64]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.count)
 
     @classmethod
-    def empty(cls, k, kind=0):
+    def empty(cls, k: int, kind: int = 0) -> ManifoldBatch:
         """``k`` rows of zeros (``kind``: the index every row's kind starts at), to be filled."""
         return cls(count=np.zeros(k, np.int64), normal=np.zeros((k, 3)), points_a=np.zeros((k, 4, 3)),
                    points_b=np.zeros((k, 4, 3)), depths=np.zeros((k, 4)), ids=np.zeros((k, 4), np.int64),
                    kind=np.full(k, kind, np.int64), tests=np.zeros(k, np.int64), sat_depth=np.zeros(k))
 
-    def manifold(self, i):
+    def manifold(self, i: int) -> Manifold:
         """Pair ``i`` as a :class:`collision.manifold.Manifold` (copies of its rows)."""
         c = int(self.count[i])
         return Manifold(normal=self.normal[i].copy(), points_a=self.points_a[i, :c].copy(),
@@ -315,7 +320,9 @@ def batch_margins(value, name, k):
     return arr
 
 
-def collide_hull_pairs(table, hull_ids_a, poses_a, hull_ids_b, poses_b, margin=0.0, caches=None, check=True):
+def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLike, hull_ids_b: ArrayLike,
+                       poses_b: ArrayLike, margin: ArrayLike = 0.0, caches: NDArray[np.int64] | None = None,
+                       check: bool = True) -> ManifoldBatch:
     """Contact manifolds of ``k`` posed hull pairs in one compiled call.
 
     Pair ``i`` gets exactly (bit for bit) what

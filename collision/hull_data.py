@@ -12,10 +12,13 @@ per polyhedron and cached (weakly) on it by :meth:`HullData.from_polyhedron`.
 All arrays are in the polyhedron's own (model) frame.
 """
 
+from __future__ import annotations
+
 import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validate import as_array
 from .convex import ConvexPolyhedron
@@ -62,32 +65,32 @@ class HullData:
         Largest extent of the bounding box (for tolerances).
     """
 
-    vertices: np.ndarray
-    normals: np.ndarray
-    offsets: np.ndarray
-    face_start: np.ndarray = field(repr=False)
-    face_verts: np.ndarray = field(repr=False)
-    edge_verts: np.ndarray = field(repr=False)
-    edge_faces: np.ndarray = field(repr=False)
-    vert_face_start: np.ndarray = field(repr=False)
-    vert_faces: np.ndarray = field(repr=False)
-    centroid: np.ndarray = field(repr=False)
+    vertices: NDArray[np.float64]
+    normals: NDArray[np.float64]
+    offsets: NDArray[np.float64]
+    face_start: NDArray[np.int64] = field(repr=False)
+    face_verts: NDArray[np.int64] = field(repr=False)
+    edge_verts: NDArray[np.int64] = field(repr=False)
+    edge_faces: NDArray[np.int64] = field(repr=False)
+    vert_face_start: NDArray[np.int64] = field(repr=False)
+    vert_faces: NDArray[np.int64] = field(repr=False)
+    centroid: NDArray[np.float64] = field(repr=False)
     scale: float = 1.0
 
     @property
-    def n_faces(self):
+    def n_faces(self) -> int:
         return len(self.offsets)
 
     @property
-    def n_edges(self):
+    def n_edges(self) -> int:
         return len(self.edge_verts)
 
-    def face(self, i):
+    def face(self, i: int) -> NDArray[np.int64]:
         """(k,) int64: the vertex loop of face ``i``."""
         return self.face_verts[self.face_start[i]:self.face_start[i + 1]]
 
     @classmethod
-    def from_polyhedron(cls, poly):
+    def from_polyhedron(cls, poly: ConvexPolyhedron | HullData) -> HullData:
         """The flat description of ``poly``, built once and cached on it.
 
         Parameters
@@ -113,7 +116,7 @@ class HullData:
         return hit
 
     @classmethod
-    def from_points(cls, points, name="points"):
+    def from_points(cls, points: ArrayLike, name: str = "points") -> HullData:
         """Hull of a point set (see :meth:`ConvexPolyhedron.from_points`)."""
         return cls.from_polyhedron(ConvexPolyhedron.from_points(as_array(points, name, (3,)), name=name))
 
@@ -170,7 +173,7 @@ class HullData:
             scale=float(np.ptp(verts, axis=0).max()),
         )
 
-    def validate(self):
+    def validate(self) -> None:
         """Check the invariants (for tests): closed, convex, consistent loops.
 
         Raises

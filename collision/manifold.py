@@ -25,10 +25,13 @@ A's model frame with B's relative transform (parry's ``pos12``).
 feature ids (then by distance), so a solver can keep accumulated impulses.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -116,21 +119,21 @@ class Manifold:
         margin (a lower bound of the true gap), not the largest.
     """
 
-    normal: np.ndarray
-    points_a: np.ndarray
-    points_b: np.ndarray
-    depths: np.ndarray
-    ids: np.ndarray
+    normal: NDArray[np.float64]
+    points_a: NDArray[np.float64]
+    points_b: NDArray[np.float64]
+    depths: NDArray[np.float64]
+    ids: NDArray[np.int64]
     kind: str
     tests: int
     sat_depth: float
 
     @property
-    def points(self):
+    def points(self) -> NDArray[np.float64]:
         """(k, 3) float64: midpoints of the point pairs."""
         return 0.5 * (self.points_a + self.points_b)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.depths)
 
 
@@ -145,20 +148,21 @@ class SatCache:
     """
 
     __slots__ = ("data",)
+    data: NDArray[np.int64]
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.data = np.full(3, -1, dtype=np.int64)
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         k = int(self.data[0])
         return "none" if k < 0 else KIND_NAMES[k]
 
     @property
-    def indices(self):
+    def indices(self) -> tuple[int, int]:
         return int(self.data[1]), int(self.data[2])
 
-    def reset(self):
+    def reset(self) -> None:
         self.data[:] = -1
 
     def __repr__(self):
@@ -688,7 +692,9 @@ def _as_hull(h, name):
     return HullData.from_points(h, name=name)
 
 
-def collide_hull_hull(hull_a, pose_a, hull_b, pose_b, margin=0.0, cache=None):
+def collide_hull_hull(hull_a: HullData | ConvexPolyhedron | ArrayLike, pose_a: ArrayLike,
+                      hull_b: HullData | ConvexPolyhedron | ArrayLike, pose_b: ArrayLike, margin: float = 0.0,
+                      cache: SatCache | NDArray[np.int64] | None = None) -> Manifold:
     """Contact manifold of two posed convex hulls.
 
     SAT in A's frame over A's faces, B's faces and the edge pairs that form
@@ -750,7 +756,7 @@ def collide_hull_hull(hull_a, pose_a, hull_b, pose_b, margin=0.0, cache=None):
                     kind=KIND_NAMES[kind], tests=int(tests), sat_depth=float(sat_depth))
 
 
-def reduce_contacts(points, depths, normal, tol=1e-9):
+def reduce_contacts(points: ArrayLike, depths: ArrayLike, normal: ArrayLike, tol: float = 1e-9) -> NDArray[np.int64]:
     """Indices of at most four of ``points`` that keep the contact patch (see :func:`_reduce`).
 
     Parameters
@@ -803,7 +809,8 @@ def _match_kernel(old_ids, old_pts, new_ids, new_pts, tol2, out):
             used[bj] = True
 
 
-def match_contacts(old_ids, old_points, new_ids, new_points, tol):
+def match_contacts(old_ids: ArrayLike, old_points: ArrayLike, new_ids: ArrayLike, new_points: ArrayLike,
+                   tol: float) -> NDArray[np.int64]:
     """Which old contact each new contact continues.
 
     First by equal feature id, then (for those left) the nearest unclaimed old

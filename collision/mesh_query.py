@@ -11,11 +11,14 @@ expressed in A's model frame (parry's ``pos12``) once per query; all results
 are returned in world coordinates.
 """
 
+from __future__ import annotations
+
 import math
 import threading
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -635,18 +638,19 @@ class CollideResult:
     """
 
     hit: bool
-    pairs: np.ndarray
-    segments: np.ndarray
+    pairs: NDArray[np.int64]
+    segments: NDArray[np.float64]
     box_tests: int
     tri_tests: int
-    contained: object = None
+    contained: str | None = None
     containment_checked: bool = True
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.hit
 
 
-def collide(tree_a, pose_a, tree_b, pose_b, first_contact=False, containment=True):
+def collide(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, first_contact: bool = False,
+            containment: bool = True) -> CollideResult:
     """Do two posed meshes intersect, and where?
 
     Parameters
@@ -945,8 +949,8 @@ class DistanceResult:
     """
 
     distance: float
-    point_a: np.ndarray
-    point_b: np.ndarray
+    point_a: NDArray[np.float64]
+    point_b: NDArray[np.float64]
     triangle_a: int
     triangle_b: int
     box_tests: int
@@ -970,7 +974,7 @@ def _distance(tree_a, pose_a, tree_b, pose_b, stop_below):
                           int(tree_b.tri_index[j]), nbox, ntri), pa, pb
 
 
-def distance(tree_a, pose_a, tree_b, pose_b):
+def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike) -> DistanceResult:
     """Minimum distance between two posed meshes' surfaces, and where it is reached.
 
     The traversal visits node pairs nearest first, then depth-first (see
@@ -994,7 +998,7 @@ def distance(tree_a, pose_a, tree_b, pose_b):
     return _distance(tree_a, pose_a, tree_b, pose_b, 0.0)[0]
 
 
-def within(tree_a, pose_a, tree_b, pose_b, tolerance):
+def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, tolerance: float) -> bool:
     """True when the two meshes come closer than ``tolerance`` (or overlap).
 
     Stops at the first triangle pair closer than ``tolerance``. A closed mesh
@@ -1067,14 +1071,15 @@ class RayHit:
         Face index hit, -1 when none.
     """
 
-    hit: object
-    t: object
-    point: np.ndarray
-    normal: np.ndarray
-    triangle: object
+    hit: bool | NDArray[np.bool_]
+    t: float | NDArray[np.float64]
+    point: NDArray[np.float64]
+    normal: NDArray[np.float64]
+    triangle: int | NDArray[np.int64]
 
 
-def ray_cast(tree, pose, origin, direction, max_t=np.inf):
+def ray_cast(tree: OBBTree, pose: ArrayLike, origin: ArrayLike, direction: ArrayLike,
+             max_t: ArrayLike = np.inf) -> RayHit:
     """First intersection of a ray (or a batch of rays) with a posed mesh.
 
     Rays are ``origin + t direction`` for ``0 <= t <= max_t``; ``direction``

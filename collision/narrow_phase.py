@@ -31,9 +31,12 @@ half-space - convex       deepest core points under the plane
 vector-symbol method of seed 003 instead, as an alternative to the SAT.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .closest_pair import closest_pt_segment_segment_t
 from .closest_point import closest_pt_point_segment_t
@@ -72,8 +75,8 @@ class PairCache:
         The hull-hull SAT feature of :func:`collision.manifold.collide_hull_hull`.
     """
 
-    simplex: object = None
-    sat: object = None
+    simplex: NDArray[np.int32] | None = None
+    sat: SatCache | None = None
 
 
 def empty_manifold(tests=0, sat_depth=-np.inf):
@@ -326,7 +329,9 @@ PAIR_FUNCTIONS = {
 }
 
 
-def collide_shapes(shape_a, pose_a, shape_b, pose_b, margin=0.0, cache=None):
+def collide_shapes(shape_a: Sphere | Capsule | Hull | HalfSpace, pose_a: NDArray[np.float64],
+                   shape_b: Sphere | Capsule | Hull | HalfSpace, pose_b: NDArray[np.float64],
+                   margin: float = 0.0, cache: PairCache | None = None) -> Manifold:
     """The contact manifold of two shapes.
 
     Parameters

@@ -7,9 +7,12 @@ is Ericson's RTCD 4.4.1 (TestOBBOBB), the separating-axis test on the 15
 candidate axes (seed 001).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from ._validate import as_array
@@ -69,9 +72,9 @@ class OBB:
         Half side lengths along each axis, >= 0.
     """
 
-    center: np.ndarray
-    axes: np.ndarray
-    half_extents: np.ndarray
+    center: NDArray[np.float64]
+    axes: NDArray[np.float64]
+    half_extents: NDArray[np.float64]
 
     def __post_init__(self):
         c = as_array(self.center, "center", (3,))
@@ -88,7 +91,7 @@ class OBB:
         object.__setattr__(self, "half_extents", h)
 
     @classmethod
-    def from_points(cls, points):
+    def from_points(cls, points: ArrayLike) -> OBB:
         """Fit a box to a point cloud by the covariance of its points.
 
         Mean and covariance of the points, eigenvectors of the covariance as
@@ -111,7 +114,7 @@ class OBB:
         return cls._fit(pts, covariance_frame(pts))
 
     @classmethod
-    def from_triangles(cls, triangles):
+    def from_triangles(cls, triangles: ArrayLike) -> OBB:
         """Fit a box by the area-weighted covariance of a triangle set (RAPID).
 
         Gottschalk's continuous formulation: each triangle contributes its
@@ -146,16 +149,16 @@ class OBB:
         return cls(center, axes, (hi - lo) * 0.5)
 
     @property
-    def corners(self):
+    def corners(self) -> NDArray[np.float64]:
         """(8, 3) float64: the box's corners."""
         signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
         return self.center + (signs * self.half_extents) @ self.axes
 
     @property
-    def volume(self):
+    def volume(self) -> float:
         return float(8.0 * np.prod(self.half_extents))
 
-    def contains(self, points, tol=1e-9):
+    def contains(self, points: ArrayLike, tol: float = 1e-9) -> NDArray[np.bool_] | np.bool_:
         """(n,) bool: which points lie in the box, up to ``tol``."""
         pts = as_array(points, "points", (3,))
         local = (pts - self.center) @ self.axes.T
@@ -230,7 +233,7 @@ def test_obb_obb_kernel(ca, aa, ea, cb, ab, eb, eps):
     return -1
 
 
-def test_obb_obb(a, b, eps=OBB_EPSILON, return_axis=False):
+def test_obb_obb(a: OBB, b: OBB, eps: float = OBB_EPSILON, return_axis: bool = False) -> bool | tuple[bool, int]:
     """Do two oriented boxes overlap? RTCD 4.4.1, the separating-axis test.
 
     The 15 candidate axes are the three face normals of each box and the nine

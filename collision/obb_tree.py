@@ -23,12 +23,16 @@ Which is tightest depends on the mesh; ``benchmarks/bench_obb_tree.py`` measures
 the sum of node volumes and the box tests per query for each.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
+from ._typing import MeshLike
 from ._validate import as_array
 
 __all__ = ["OBBTree", "eig_sym3", "FITS"]
@@ -554,7 +558,25 @@ class OBBTree:
         ``query_arrays`` adds ``tri_index``.
     """
 
-    def __init__(self, vertices, faces=None, fit="vertex", leaf_size=1):
+    vertices: NDArray[np.float64]
+    faces: NDArray[np.int64]
+    fit: str
+    leaf_size: int
+    triangles: NDArray[np.float64]
+    tri_index: NDArray[np.int64]
+    centers: NDArray[np.float64]
+    axes: NDArray[np.float64]
+    half_extents: NDArray[np.float64]
+    child: NDArray[np.int64]
+    start: NDArray[np.int64]
+    count: NDArray[np.int64]
+    nodes: NDArray[np.float64]
+    links: NDArray[np.int64]
+    arrays: tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]
+    query_arrays: tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]
+
+    def __init__(self, vertices: ArrayLike | MeshLike, faces: ArrayLike | None = None, fit: str = "vertex",
+                 leaf_size: int = 1) -> None:
         if faces is None and hasattr(vertices, "faces") and hasattr(vertices, "vertices"):
             vertices, faces = vertices.vertices, vertices.faces
         if faces is None:
@@ -588,7 +610,9 @@ class OBBTree:
             self.nodes[:, 15] = np.linalg.norm(self.half_extents, axis=1)  # bounding-sphere radius
 
     @classmethod
-    def from_arrays(cls, vertices, faces, nodes, links, tri_index, fit="vertex", leaf_size=1):
+    def from_arrays(cls, vertices: NDArray[np.float64], faces: NDArray[np.int64], nodes: NDArray[np.float64],
+                    links: NDArray[np.int64], tri_index: NDArray[np.int64], fit: str = "vertex",
+                    leaf_size: int = 1) -> OBBTree:
         """A tree from the arrays a built tree holds (a cache), building nothing.
 
         The arrays are trusted as given: the query kernels walk them without
@@ -628,7 +652,7 @@ class OBBTree:
         self._component_vertices = None
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """True when every edge is shared by exactly two faces with opposite directions.
 
         A closed, consistently oriented surface bounds a solid: only then can a
@@ -639,7 +663,7 @@ class OBBTree:
         return self._closed
 
     @property
-    def component_vertices(self):
+    def component_vertices(self) -> NDArray[np.int64]:
         """(k,) int64: one vertex index of each connected component of the mesh."""
         if self._component_vertices is None:
             from scipy.sparse import coo_matrix
@@ -670,15 +694,15 @@ class OBBTree:
             self.centers[node], self.axes[node], self.half_extents[node] = box.center, box.axes, box.half_extents
 
     @property
-    def node_count(self):
+    def node_count(self) -> int:
         return len(self.child)
 
     @property
-    def depth(self):
+    def depth(self) -> int:
         """Number of levels (a single leaf has depth 1)."""
         return int(self.node_depths().max()) + 1
 
-    def node_depths(self):
+    def node_depths(self) -> NDArray[np.int64]:
         """(N,) int64: depth of every node, the root at 0 (computed once; read-only)."""
         if self._depths is None:
             d = np.zeros(len(self.child), dtype=np.int64)
@@ -690,11 +714,11 @@ class OBBTree:
             self._depths = d
         return self._depths
 
-    def total_volume(self):
+    def total_volume(self) -> float:
         """Sum of the volumes of all node boxes (a tightness measure)."""
         return float(8.0 * np.prod(self.half_extents, axis=1).sum())
 
-    def boxes_at_depth(self, depth):
+    def boxes_at_depth(self, depth: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Boxes of the nodes at ``depth`` (leaves above it included), for drawing.
 
         Returns
@@ -705,7 +729,7 @@ class OBBTree:
         sel = (d == depth) | ((d < depth) & (self.child < 0))
         return self.centers[sel], self.axes[sel], self.half_extents[sel]
 
-    def validate(self, tol=1e-9):
+    def validate(self, tol: float = 1e-9) -> bool:
         """Check the tree's invariants; raise ``AssertionError`` naming the first broken one.
 
         Every node's box encloses all its triangles (to ``tol`` times the mesh

@@ -13,9 +13,13 @@ towards B; ``depth > 0`` is the penetration (translating B by
 ``-depth`` along ``axis``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from .convex import ConvexPolyhedron
@@ -48,12 +52,12 @@ class SatResult:
     """
 
     separated: bool
-    axis: np.ndarray
+    axis: NDArray[np.float64]
     depth: float
     kind: str
     axes_tested: int
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         """Truthy when the polyhedra intersect."""
         return not self.separated
 
@@ -156,7 +160,9 @@ def _as_polyhedron(verts, faces, name):
     return ConvexPolyhedron.from_mesh(verts, faces, name=name)
 
 
-def convex_convex_sat(verts_a, faces_a, verts_b, faces_b, first_separating=False):
+def convex_convex_sat(verts_a: ArrayLike | ConvexPolyhedron, faces_a: Iterable[ArrayLike] | None,
+                      verts_b: ArrayLike | ConvexPolyhedron, faces_b: Iterable[ArrayLike] | None,
+                      first_separating: bool = False) -> SatResult:
     """Separating axis, or minimum-penetration axis and depth, of two convex polyhedra.
 
     Parameters

@@ -5,7 +5,10 @@ the intersection of two 2D segments from the signs of four triangle areas.
 Inputs are ``(..., 2)`` and broadcast.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from ._validate import broadcast_batch, unbatch
@@ -18,7 +21,7 @@ def signed_2d_tri_area_t(ax, ay, bx, by, cx, cy):
     return (ax - cx) * (by - cy) - (ay - cy) * (bx - cx)
 
 
-def signed_2d_tri_area(a, b, c):
+def signed_2d_tri_area(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> float | NDArray[np.float64]:
     """Twice the signed area of the 2D triangle ``abc`` (RTCD Signed2DTriArea).
 
     Positive when ``a, b, c`` turn counter-clockwise, negative when clockwise,
@@ -95,7 +98,8 @@ def _segment_batch(a, b, c, d, hit, t, point):
         point[i, 1] = a[i, 1] + ti * (b[i, 1] - a[i, 1])
 
 
-def intersect_segment_segment_2d(a, b, c, d):
+def intersect_segment_segment_2d(a: ArrayLike, b: ArrayLike, c: ArrayLike, d: ArrayLike) -> tuple[
+        bool | NDArray[np.bool_], float | NDArray[np.float64], NDArray[np.float64]]:
     """Intersection of the 2D segments ``ab`` and ``cd``.
 
     RTCD 5.1.9.1: the segments intersect when ``c`` and ``d`` lie on different

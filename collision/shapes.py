@@ -16,9 +16,12 @@ Frames and poses: a shape lives in its body's model frame; the narrow phase
 takes a 4x4 model-to-world pose for each.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validate import as_array
 from .convex import ConvexPolyhedron
@@ -39,7 +42,7 @@ class Sphere:
     """
 
     radius: float
-    center: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    center: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
 
     def __post_init__(self):
         _check_radius(self.radius)
@@ -89,7 +92,7 @@ class Hull:
         object.__setattr__(self, "core", np.ascontiguousarray(self.poly.vertices, dtype=np.float64))
 
     @classmethod
-    def from_points(cls, points):
+    def from_points(cls, points: ArrayLike) -> Hull:
         """The convex hull of ``points`` (n, 3) float64."""
         return cls(ConvexPolyhedron.from_points(points))
 
@@ -105,7 +108,7 @@ class HalfSpace:
     offset : float
     """
 
-    normal: np.ndarray
+    normal: NDArray[np.float64]
     offset: float = 0.0
 
     def __post_init__(self):
@@ -155,7 +158,7 @@ def local_box(shape):
     return box
 
 
-def box_hull(half_extents):
+def box_hull(half_extents: ArrayLike) -> Hull:
     """A :class:`Hull` for the box ``[-h, h]`` on each axis; ``half_extents`` (3,) > 0."""
     h = as_array(half_extents, "half_extents", (3,))
     if not np.all(h > 0):

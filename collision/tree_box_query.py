@@ -9,11 +9,15 @@ frame). Every box of the tree encloses its triangles, so no triangle that
 touches the query box is pruned.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from ._validate import as_array
 from .mesh_query import _pose, _relative_t, _tree, boxes_overlap
+from .obb_tree import OBBTree
 
 __all__ = ["triangles_near_box", "triangles_near_box_brute", "test_triangle_box_kernel"]
 
@@ -106,7 +110,8 @@ def _box_row(center, axes, half_extents):
     return row
 
 
-def triangles_near_box(tree, pose, center, axes, half_extents):
+def triangles_near_box(tree: OBBTree, pose: ArrayLike, center: ArrayLike, axes: ArrayLike,
+                       half_extents: ArrayLike) -> NDArray[np.int64]:
     """Faces of ``tree`` (posed by ``pose``) whose leaf boxes overlap an oriented box.
 
     Parameters

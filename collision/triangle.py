@@ -12,9 +12,12 @@ rule of RTCD 5.2.1.1 (seed 001).
 Triangles are closed: touching counts as intersecting.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
@@ -121,7 +124,7 @@ def _tri_batch(t1, t2, out):
         )
 
 
-def test_triangle_triangle(t1, t2):
+def test_triangle_triangle(t1: ArrayLike, t2: ArrayLike) -> bool | NDArray[np.bool_]:
     """Do two triangles intersect (touching included)?
 
     Parameters
@@ -290,7 +293,7 @@ def _coplanar_segment(a0, a1, a2, b0, b1, b2, na):
     return p, q
 
 
-def intersect_triangle_triangle(t1, t2):
+def intersect_triangle_triangle(t1: ArrayLike, t2: ArrayLike) -> NDArray[np.float64] | None:
     """The segment where two triangles meet, or ``None`` if they do not.
 
     For triangles in general position the intersection is a segment on the
@@ -412,7 +415,8 @@ def _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2):
         v.store(c2, i, y)
 
 
-def closest_pt_triangle_triangle(a0, a1, a2, b0, b1, b2):
+def closest_pt_triangle_triangle(a0: ArrayLike, a1: ArrayLike, a2: ArrayLike, b0: ArrayLike, b1: ArrayLike,
+                                 b2: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Closest points of the triangles ``a0 a1 a2`` and ``b0 b1 b2``.
 
     RTCD 5.1.10: the minimum over the six edge-against-triangle queries. For

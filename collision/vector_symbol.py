@@ -56,9 +56,13 @@ posed hulls, never hit that case; there the method agrees with the SAT test
 (:func:`collision.sat.convex_convex_sat`), which the tests check.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from ._validate import as_array
@@ -106,14 +110,14 @@ class StandardModel:
         Reference points ``V_jr`` (the first vertex of each polygon).
     """
 
-    vertices: np.ndarray
-    starts: np.ndarray
-    indices: np.ndarray
-    normals: np.ndarray
-    refs: np.ndarray
+    vertices: NDArray[np.float64]
+    starts: NDArray[np.int64]
+    indices: NDArray[np.int64]
+    normals: NDArray[np.float64]
+    refs: NDArray[np.float64]
 
     @classmethod
-    def from_polyhedron(cls, poly):
+    def from_polyhedron(cls, poly: ConvexPolyhedron) -> StandardModel:
         """The standard model of a :class:`~collision.convex.ConvexPolyhedron`."""
         starts = np.zeros(len(poly.polygons) + 1, dtype=np.int64)
         starts[1:] = np.cumsum([len(p) for p in poly.polygons])
@@ -122,16 +126,16 @@ class StandardModel:
         return cls(poly.vertices, starts, indices, np.ascontiguousarray(poly.normals), refs)
 
     @classmethod
-    def from_points(cls, points):
+    def from_points(cls, points: ArrayLike) -> StandardModel:
         """The standard model of the convex hull of ``points`` ((n, 3))."""
         return cls.from_polyhedron(ConvexPolyhedron.from_points(points))
 
     @classmethod
-    def from_mesh(cls, vertices, faces):
+    def from_mesh(cls, vertices: ArrayLike, faces: Iterable[ArrayLike]) -> StandardModel:
         """A standard model from a convex mesh's own faces (coplanar faces merged)."""
         return cls.from_polyhedron(ConvexPolyhedron.from_mesh(vertices, faces))
 
-    def transformed(self, pose):
+    def transformed(self, pose: ArrayLike) -> StandardModel:
         """This model moved by a 4x4 rigid transform."""
         pose = as_array(pose, "pose", (4, 4))
         rot, t = pose[:3, :3], pose[:3, 3]
@@ -139,7 +143,7 @@ class StandardModel:
                              self.normals @ rot.T, self.refs @ rot.T + t)
 
     @property
-    def polygons(self):
+    def polygons(self) -> list[NDArray[np.int64]]:
         """List of ``(k_j,)`` index arrays."""
         return [self.indices[a:b] for a, b in zip(self.starts[:-1], self.starts[1:])]
 
@@ -152,7 +156,8 @@ def _as_model(m, name):
     raise ValueError(f"{name}: expected a StandardModel or ConvexPolyhedron, got {type(m).__name__}")
 
 
-def position_factor(points, model, face):
+def position_factor(points: ArrayLike, model: StandardModel | ConvexPolyhedron,
+                    face: int) -> float | NDArray[np.float64]:
     """Position factor ``D(V, P)`` of points against polygon ``face`` of ``model``.
 
     Parameters
@@ -308,7 +313,8 @@ def _scale(*models):
     return max(1.0, max(float(np.abs(m.vertices).max()) for m in models))
 
 
-def polygon_intersection_factor(model_a, face_a, model_b, face_b):
+def polygon_intersection_factor(model_a: StandardModel | ConvexPolyhedron, face_a: int,
+                                model_b: StandardModel | ConvexPolyhedron, face_b: int) -> tuple[int, int]:
     """Intersection factor ``I(P, Q)`` of two polygons and the case that decided it.
 
     Parameters
@@ -379,21 +385,22 @@ class VectorSymbolResult:
     """
 
     C: int
-    I: object
-    cases: object
+    I: NDArray[np.int8] | list[NDArray[np.int8]]
+    cases: NDArray[np.int8] | list[NDArray[np.int8]]
     E_ab: int
     E_ba: int
-    pairs: list
+    pairs: list[tuple[int, int]]
 
     @property
-    def collide(self):
+    def collide(self) -> bool:
         return self.C != 0
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.C != 0
 
 
-def model_collision_factor(model_a, model_b, stop_at_first=False):
+def model_collision_factor(model_a: StandardModel | ConvexPolyhedron, model_b: StandardModel | ConvexPolyhedron,
+                           stop_at_first: bool = False) -> VectorSymbolResult:
     """``C(M_a, M_b)`` with its parts. See :class:`VectorSymbolResult`.
 
     ``stop_at_first`` ends the polygon loop at the first intersecting pair
@@ -417,7 +424,11 @@ def model_collision_factor(model_a, model_b, stop_at_first=False):
     return VectorSymbolResult(int(s) + e_ab + e_ba, inter, cases, e_ab, e_ba, [(0, 0)])
 
 
-def vector_symbol_collide(model_a, model_b, stop_at_first=False):
+def vector_symbol_collide(model_a: StandardModel | ConvexPolyhedron
+                          | list[StandardModel | ConvexPolyhedron] | tuple[StandardModel | ConvexPolyhedron, ...],
+                          model_b: StandardModel | ConvexPolyhedron
+                          | list[StandardModel | ConvexPolyhedron] | tuple[StandardModel | ConvexPolyhedron, ...],
+                          stop_at_first: bool = False) -> VectorSymbolResult:
     """Do two models collide, by the vector-symbol method? (seed 003, 3.2 and 3.3)
 
     Parameters

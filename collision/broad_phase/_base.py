@@ -12,7 +12,10 @@ that only touch (``lo_i == hi_j`` on an axis) overlap (Ericson RTCD 4.2.1,
 with ``<=`` instead of ``<``).
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._jit import njit
 from .._validate import as_array
@@ -22,7 +25,7 @@ __all__ = ["BroadPhase", "check_boxes", "EMPTY_PAIRS", "reserve_keys", "pairs_fr
 EMPTY_PAIRS = np.empty((0, 2), np.int64)
 
 
-def check_boxes(lo, hi):
+def check_boxes(lo: ArrayLike, hi: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate a batch of AABBs at the public edge.
 
     Parameters
@@ -103,13 +106,14 @@ class BroadPhase:
         AABB tests done, fat or tight) and ``pairs``.
     """
 
-    name = "base"
+    name: str = "base"
+    stats: dict[str, int | float | bool]
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.stats = {"box_tests": 0, "pairs": 0}
         self._n = -1
 
-    def update(self, lo, hi, check=True):
+    def update(self, lo: ArrayLike, hi: ArrayLike, check: bool = True) -> NDArray[np.int64]:
         """All overlapping pairs of the boxes ``[lo[i], hi[i]]``.
 
         Parameters
@@ -152,10 +156,10 @@ class BroadPhase:
     def _update(self, lo, hi, rebuild):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def clear(self):
+    def clear(self) -> None:
         """Forget all state; the next :meth:`update` rebuilds."""
         self._n = -1
         self.stats = {"box_tests": 0, "pairs": 0}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}()"

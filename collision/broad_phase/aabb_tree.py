@@ -40,6 +40,8 @@ a box that shrank (or a teleport from a huge box) does not keep a stale fat
 box forever.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from .._jit import njit
@@ -611,7 +613,8 @@ class DynamicAABBTree(BroadPhase):
 
     name = "tree"
 
-    def __init__(self, margin_rel=0.1, margin_abs=0.01, shrink=4.0, predict=2.0):
+    def __init__(self, margin_rel: float = 0.1, margin_abs: float = 0.01, shrink: float = 4.0,
+                 predict: float = 2.0) -> None:
         super().__init__()
         for name, value in (("margin_rel", margin_rel), ("margin_abs", margin_abs), ("predict", predict)):
             if not (np.isfinite(value) and value >= 0):
@@ -638,12 +641,12 @@ class DynamicAABBTree(BroadPhase):
         self._moved = np.zeros(n, np.bool_)
         self._keys = np.empty(0, np.int64)  # sorted fat-overlap pairs, key i * n + j (i < j)
 
-    def clear(self):
+    def clear(self) -> None:
         super().clear()
         self._alloc(0)
 
     @property
-    def root(self):
+    def root(self) -> int:
         """Root node index (-1 when empty)."""
         return int(self.meta[_ROOT])
 
@@ -668,7 +671,7 @@ class DynamicAABBTree(BroadPhase):
                       "fat_pairs": int(self._keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
         return pairs
 
-    def validate(self):
+    def validate(self) -> None:
         """Check the tree; raise ``AssertionError`` naming the first fault.
 
         Every internal node's box encloses its children's boxes, links and

@@ -26,7 +26,10 @@ extents, chosen at each rebuild (RTCD 7.1 on cell size: cells about the size of 
 objects), unless ``cell_size`` fixes it.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .._jit import njit
 from ._base import BroadPhase, pairs_from_keys, reserve_keys
@@ -160,7 +163,7 @@ def _grid_pairs(lo, hi, origin, cell, max_cells):
     return keys, count, tests, n_over, n_entries
 
 
-def median_extent(lo, hi):
+def median_extent(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> float:
     """Median over boxes of the largest side; a positive fallback when all are flat.
 
     Parameters
@@ -205,7 +208,7 @@ class UniformGrid(BroadPhase):
 
     name = "grid"
 
-    def __init__(self, cell_size=None, cell_factor=1.5, max_cells=64):
+    def __init__(self, cell_size: float | None = None, cell_factor: float = 1.5, max_cells: int = 64) -> None:
         super().__init__()
         if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
             raise ValueError(f"cell_size: expected a positive finite number, got {cell_size!r}")
@@ -218,7 +221,7 @@ class UniformGrid(BroadPhase):
         self.max_cells = int(max_cells)
         self.cell = None
 
-    def clear(self):
+    def clear(self) -> None:
         super().clear()
         self.cell = None
 

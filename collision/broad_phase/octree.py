@@ -26,9 +26,12 @@ Our choices:
   cells match the median box size), which bounds flat or point-like boxes.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._jit import njit
 from ._base import BroadPhase, pairs_from_keys, reserve_keys
@@ -177,7 +180,7 @@ def _pairs(lo, hi, node_lo, node_hi, child, n_nodes, node_of):
     return keys, count, tests
 
 
-def root_cube(lo, hi):
+def root_cube(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The root region: a cube at the minimum corner holding every box, upper faces strictly outside.
 
     Returns
@@ -209,7 +212,7 @@ class Octree(BroadPhase):
 
     name = "octree"
 
-    def __init__(self, max_depth=None):
+    def __init__(self, max_depth: int | None = None) -> None:
         super().__init__()
         if max_depth is not None and not 0 <= int(max_depth) <= 60:
             raise ValueError(f"max_depth: expected an integer in [0, 60], got {max_depth!r}")

@@ -21,6 +21,8 @@ Our choices:
   (``stats["resorted"]``).
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -153,7 +155,7 @@ class SweepAndPrune(BroadPhase):
 
     name = "sap"
 
-    def __init__(self, axis=None):
+    def __init__(self, axis: int | None = None) -> None:
         super().__init__()
         if axis not in (None, 0, 1, 2):
             raise ValueError(f"axis: expected None, 0, 1 or 2, got {axis!r}")
@@ -162,7 +164,7 @@ class SweepAndPrune(BroadPhase):
         self._ep_val = None
         self._ep_id = None
 
-    def clear(self):
+    def clear(self) -> None:
         super().clear()
         self._ep_val = None
         self._ep_id = None
