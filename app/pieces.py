@@ -38,7 +38,7 @@ from collision._validate import _show
 from .progress import report
 
 __all__ = ["DecomposeSettings", "ConvexPieces", "convex_pieces", "decompose", "is_convex",
-           "cache_dir", "CACHE_FORMAT", "DecomposerMissing"]
+           "cache_dir", "CACHE_FORMAT", "DecomposerMissing", "DecomposerCrashed"]
 
 # Entries store what ConvexPolyhedron.from_points and the OBB tree build produce, not only
 # their input: bump this when either changes its output, or old entries (still valid hulls
@@ -61,6 +61,12 @@ RANGES = {"max_pieces": (1, 256), "resolution": (1000, 1_000_000), "max_vertices
 class DecomposerMissing(ImportError):
     """The package of a decomposition method cannot be imported; ``str()`` names it and says
     how to install it."""
+
+
+class DecomposerCrashed(ValueError):
+    """The decomposer's child process died (a signal: V-HACD or CoACD crashed, or the system
+    ended it for its memory) or exited without an answer; ``str()`` says how
+    (:mod:`app.decompose_child`)."""
 
 
 def _decomposer(method):
