@@ -28,7 +28,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_array", "as_number", "as_integer", "broadcast_batch", "unbatch", "MAX_COORD", "is_number"]
+__all__ = ["as_array", "as_indices", "check_type", "as_number", "as_integer", "broadcast_batch", "unbatch", "MAX_COORD", "is_number"]
 
 MAX_COORD = 1e18
 
@@ -161,6 +161,58 @@ def as_array(value, name, item_shape=None, finite=True, limit=MAX_COORD):
         if far > limit:
             raise ValueError(f"{name}: entries reach {far:.3g}, beyond the +-{limit:.0e} "
                              "float64 geometry allows (collision._validate.MAX_COORD)")
+    return arr
+
+
+def check_type(value, name, *classes):
+    """``value`` itself when it is an instance of one of ``classes``, else a ``ValueError``
+    naming ``name`` (the library's queries take their own objects: an OBB, a tree, a shape)."""
+    if not isinstance(value, classes):
+        want = " or ".join(c.__name__ for c in classes)
+        raise ValueError(f"{name}: expected a {want}, got {type(value).__name__}")
+    return value
+
+
+def as_indices(value, name, item_shape=None, count=None):
+    """Convert ``value`` to an int64 array of indices and check it.
+
+    Parameters
+    ----------
+    value : array_like of int
+        Integers only: floats (even ``2.0``), bools, strings and None are refused.
+    name : str
+        Argument name used in error messages.
+    item_shape : tuple of int, optional
+        Required trailing shape, as for :func:`as_array`.
+    count : int, optional
+        Every index must lie in ``[0, count)``.
+
+    Returns
+    -------
+    C-contiguous int64 ndarray
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{name}: expected integers, got {_show(value)}")
+    if not isinstance(value, np.ndarray):
+        _check_items(value, name)
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{name}: cannot be read as an array ({_show(exc, 200)})") from None
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(f"{name}: expected integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: index {arr.max()} is too large")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if item_shape is not None:
+        k = len(item_shape)
+        tail = arr.shape[arr.ndim - k:] if arr.ndim >= k else None
+        if tail is None or not all(w == -1 or w == g for w, g in zip(item_shape, tail)):
+            want = "(..., " + ", ".join("n" if s == -1 else str(s) for s in item_shape) + ")"
+            raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+    if count is not None and arr.size and (arr.min() < 0 or arr.max() >= count):
+        bad = int(arr.min() if arr.min() < 0 else arr.max())
+        raise ValueError(f"{name}: index {bad} out of range [0, {count})")
     return arr
 
 

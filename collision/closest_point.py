@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import as_array, broadcast_batch, unbatch
+from ._validate import as_array, broadcast_batch, check_type, unbatch
 
 __all__ = [
     "closest_pt_point_plane",
@@ -229,6 +229,9 @@ def closest_pt_point_obb(p, obb):
     -------
     q : (..., 3) float64
     """
+    from .obb import OBB
+
+    check_type(obb, "obb", OBB)
     (p,), lead = broadcast_batch([("p", p, (3,))])
     n = p.shape[0]
     c = np.broadcast_to(obb.center, (n, 3))

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from ._validate import as_array
 
 __all__ = ["check_pose_kernel", "as_pose", "checked_pose", "POSE_ERRORS"]
 
@@ -47,10 +48,7 @@ def as_pose(p, name):
     ``ValueError`` naming ``name``."""
     if type(p) is np.ndarray and p.dtype == np.float64 and p.shape == (4, 4):
         return p
-    try:
-        p = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 float array") from None
+    p = as_array(p, name, finite=False)  # numbers only (no strings, bools), within MAX_COORD
     if p.shape != (4, 4):
         raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
     return p

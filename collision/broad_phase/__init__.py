@@ -27,6 +27,7 @@ similar sizes; ``benchmarks/bench_broad_phase.py`` measures them all against
 python-fcl and pybullet. A change of ``n`` rebuilds (tree: ~10 ms at 5000).
 """
 
+from .._validate import _show
 from ._base import BroadPhase, check_boxes
 from .aabb_tree import DynamicAABBTree
 from .brute_force import BruteForce
@@ -76,7 +77,7 @@ def make_broad_phase(name, **options):
         cls = BROAD_PHASES[name]
     except (KeyError, TypeError):
         choices = ", ".join(repr(k) for k in BROAD_PHASES)
-        raise ValueError(f"name: unknown broad phase {name!r}; choose one of {choices}") from None
+        raise ValueError(f"name: unknown broad phase {_show(name)}; choose one of {choices}") from None
     try:
         return cls(**options)
     except TypeError as exc:
