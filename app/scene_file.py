@@ -395,6 +395,7 @@ def read_scene(path):
     return spec, errors
 
 
+_NAME = re.compile(r'^[ \t]*name[ \t]*=[ \t]*"([^"\\\n]*)"', re.M)  # a plain name, for the message
 _BODY_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*body[ \t]*\]\][ \t]*(#.*)?$", re.M)
 
 
@@ -417,8 +418,9 @@ def _read_by_body(text, path, errors):
             table = tomllib.loads(section).get("body")
             bodies += table if isinstance(table, list) else [table]
         except RecursionError:
-            errors.append(f"{path}: body #{len(bodies) + 1}: an array nested too deeply for the TOML parser; "
-                          "left out")
+            name = _NAME.search(section)
+            errors.append(f"{_where(path, len(bodies), name.group(1) if name else None)}: an array nested too "
+                          "deeply for the TOML parser; left out")
             bodies.append(None)
     if bodies:
         raw["body"] = bodies
