@@ -28,7 +28,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_array", "as_indices", "check_type", "as_number", "as_integer", "broadcast_batch", "unbatch", "MAX_COORD", "is_number"]
+__all__ = ["as_array", "as_indices", "check_type", "as_number", "as_integer", "broadcast_batch", "unbatch",
+           "MAX_COORD", "is_number"]
 
 MAX_COORD = 1e18
 
@@ -157,7 +158,7 @@ def as_array(value, name, item_shape=None, finite=True, limit=MAX_COORD):
         raise ValueError(f"{name}: contains NaN or infinity")
     if limit is not None and arr.size:
         with np.errstate(invalid="ignore"):
-            far = np.nanmax(np.abs(arr)) if finite else np.max(np.abs(arr[np.isfinite(arr)]), initial=0.0)
+            far = np.abs(arr).max() if finite else np.max(np.abs(arr[np.isfinite(arr)]), initial=0.0)
         if far > limit:
             raise ValueError(f"{name}: entries reach {far:.3g}, beyond the +-{limit:.0e} "
                              "float64 geometry allows (collision._validate.MAX_COORD)")

@@ -144,6 +144,12 @@ INFINITE_OK = {"ray_cast"}
 # -- hostile values -------------------------------------------------------------------------
 
 
+def _translated(far):
+    p = np.eye(4)
+    p[:3, 3] = (far, -far / 2, 0.0)
+    return p
+
+
 def _nested(depth):
     x = [1.0, 2.0, 3.0]
     for _ in range(depth):
@@ -157,7 +163,8 @@ HOSTILE = st.one_of(
                      [math.nan, 0.0, 0.0], [0.0, math.inf, 0.0], [], [[]], [[1.0, 2.0], [3.0]], ["1", "2", "3"],
                      {"x": 1.0}, object(), _nested(40), _nested(3000), np.zeros((0, 3)), np.zeros((2, 5)),
                      np.array(["a", "b", "c"]), np.ones(3, dtype=bool), np.ones(3, dtype=complex),
-                     np.full(3, 5e299), np.float32(1.5), np.int64(2)]),
+                     np.full(3, 5e299), np.float32(1.5), np.int64(2), _translated(1e300), _translated(1e30),
+                     _translated(1e17)]),
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=5),
 )
 
