@@ -327,7 +327,7 @@ def build_body(spec, index=0, cache=True, progress=None, notes=None, recenter=Fa
 
     from .decompose_child import convex_pieces  # V-HACD in a child process: the window keeps drawing
     from .mesh_io import load_mesh
-    from .pieces import DecomposerMissing, DecomposeSettings
+    from .pieces import DecomposerCrashed, DecomposerMissing, DecomposeSettings
 
     if mesh is None and spec.mesh is not None:
         mesh = load_mesh(spec.mesh, scale=spec.scale, progress=progress)
@@ -362,7 +362,7 @@ def build_body(spec, index=0, cache=True, progress=None, notes=None, recenter=Fa
         try:
             try:
                 pieces = convex_pieces(cut_v, cut_f, settings, cache=cache, progress=progress)
-            except DecomposerMissing as exc:
+            except (DecomposerMissing, DecomposerCrashed) as exc:  # missing, or died in its child process
                 hull_only = True
                 what = "it is static, so it still collides as its exact surface" if spec.motion == "static" \
                     else "it collides as its convex hull"

@@ -40,10 +40,13 @@ replaces.
 
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from collision._validate import _show, is_number
 
 try:
     import tomllib
@@ -119,45 +122,118 @@ def _where(path, index, name):
     return f"{path}: {who}"
 
 
-def _vec(value, n, key, where, positive=False, unit=False):
-    if not isinstance(value, (list, tuple)) or len(value) != n or \
-            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
-        raise ValueError(f"{where}: key {key!r}: expected a list of {n} numbers, got {value!r}")
-    out = tuple(float(x) for x in value)
+# Limits on what a scene file may ask for (the README's "Scene files" lists them). Each
+# bound is what the geometry, the step or the decomposer can still handle, far beyond what a
+# real scene needs:
+# - positions and sizes (after the scale): within MAX_COORD (+-1e6 units, as a mesh's
+#   coordinates, app.mesh_io.MAX_COORD: float64 geometry keeps the precision contacts need and
+#   float32 vertices on the GPU still resolve 0.1), sizes at least MIN_SIZE (1e-6: a body
+#   1e12 times smaller than the world's extent is below float64's resolution there);
+MIN_SIZE = 1e-6
+# - speeds: |velocity| <= MAX_SPEED m/s and |angular_velocity| <= MAX_SPIN rad/s (app.world
+#   clamps to the same bounds every step, see World.repair);
+# - density within DENSITY (kg/m^3: aerogel to far beyond osmium), so masses and their
+#   inverses stay finite and the solver's mass ratios bounded;
+DENSITY = (1e-3, 1e6)
+# - friction at most MAX_FRICTION; dt within DT_RANGE seconds (the step integrates
+#   semi-implicitly: a step longer than 0.1 s turns gravity into jumps); gravity's components
+#   within +-MAX_GRAVITY m/s^2 (100 g);
+MAX_FRICTION = 100.0
+DT_RANGE = (1e-5, 0.1)
+MAX_GRAVITY = 1000.0
+# - at most MAX_BODIES bodies (the rest are left out with a message) and MAX_FILE_BYTES bytes
+#   (5000 bodies take about 1 MB); arrays nested deeper than Python's TOML parser can follow
+#   cost only the body that holds them (see read_scene).
+MAX_BODIES = 5000
+MAX_FILE_BYTES = 64 << 20
+
+
+def _limits():
+    from .mesh_io import MAX_COORD
+    from .world import MAX_SPEED, MAX_SPIN
+
+    return MAX_COORD, MAX_SPEED, MAX_SPIN
+
+
+def _vec(value, n, key, where, positive=False, unit=False, limit=None, norm=None, low=None):
+    if not isinstance(value, (list, tuple)) or len(value) != n or not all(is_number(x) for x in value):
+        raise ValueError(f"{where}: key {key!r}: expected a list of {n} numbers, got {_show(value)}")
+    _big(value, key, where)
+    out = tuple(_float(x) for x in value)
     if not all(math.isfinite(x) for x in out):
-        raise ValueError(f"{where}: key {key!r}: numbers must be finite, got {value!r}")
+        raise ValueError(f"{where}: key {key!r}: numbers must be finite, got {_show(value)}")
     if positive and not all(x > 0 for x in out):
-        raise ValueError(f"{where}: key {key!r}: numbers must be > 0, got {value!r}")
+        raise ValueError(f"{where}: key {key!r}: numbers must be > 0, got {_show(value)}")
     if unit and not all(0.0 <= x <= 1.0 for x in out):
-        raise ValueError(f"{where}: key {key!r}: numbers must be in [0, 1], got {value!r}")
+        raise ValueError(f"{where}: key {key!r}: numbers must be in [0, 1], got {_show(value)}")
+    if limit is not None and not all(abs(x) <= limit for x in out):
+        raise ValueError(f"{where}: key {key!r}: numbers must be within +-{limit:g}{_why(key)}, got {_show(value)}")
+    if low is not None and not all(x >= low for x in out):
+        raise ValueError(f"{where}: key {key!r}: numbers must be >= {low:g}{_why(key)}, got {_show(value)}")
+    if norm is not None and not math.hypot(*out) <= norm:
+        raise ValueError(f"{where}: key {key!r}: its length must be at most {norm:g}{_why(key)}, "
+                         f"got {_show(value)}")
     return out
 
 
-def _num(value, key, where, positive=True):
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        raise ValueError(f"{where}: key {key!r}: expected a number, got {value!r}")
+def _float(x):
+    """``x`` (an int or float) as float; an integer too large for float64 is infinite (then refused)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
+def _why(key):
+    """The reason for a key's bound, for the message."""
+    if key in ("velocity", "angular_velocity"):
+        return " (faster than the step integrates; the world clamps to it)"
+    if key in ("position", "size", "radius", "height", "scale"):
+        return " (the scene units float64 geometry handles, as for meshes)"
+    return ""
+
+
+def _big(values, key, where):
+    """Refuse an integer too large for float64 (TOML integers have any size here) with a clear message."""
+    for x in values:
+        if isinstance(x, int) and math.isinf(_float(x)):
+            raise ValueError(f"{where}: key {key!r}: the integer {_show(x, 40)} is too large for a float64")
+
+
+def _num(value, key, where, positive=True, low=None, high=None):
+    if is_number(value):
+        _big([value], key, where)
+    if not is_number(value) or not math.isfinite(_float(value)):
+        raise ValueError(f"{where}: key {key!r}: expected a number, got {_show(value)}")
+    value = _float(value)
     if positive and not value > 0:
-        raise ValueError(f"{where}: key {key!r}: must be > 0, got {value!r}")
-    return float(value)
+        raise ValueError(f"{where}: key {key!r}: must be > 0, got {_show(value)}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "" if low is None else f" >= {low:g}"
+        hi = "" if high is None else f" <= {high:g}"
+        raise ValueError(f"{where}: key {key!r}: must be{lo}{' and' if lo and hi else ''}{hi}{_why(key)}, "
+                         f"got {_show(value)}")
+    return value
 
 
 def _body(raw, index, path, base):
     name = raw.get("name") if isinstance(raw, dict) else None
     where = _where(path, index, name if isinstance(name, str) else None)
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: expected a table, got {raw!r}")
+        raise ValueError(f"{where}: expected a table, got {_show(raw)}")
     unknown = sorted(set(raw) - BODY_KEYS)
     if unknown:
         raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(BODY_KEYS))})")
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"{where}: key 'name': expected a non-empty string, got {name!r}")
+        raise ValueError(f"{where}: key 'name': expected a non-empty string, got {_show(name)}")
+    max_coord, max_speed, max_spin = _limits()
     spec = BodySpec(name=name)
     has_mesh, has_shape = "mesh" in raw, "shape" in raw
     if has_mesh == has_shape:
         raise ValueError(f"{where}: give exactly one of 'mesh' (a file) or 'shape' ({', '.join(SHAPES)})")
     if has_mesh:
         if not isinstance(raw["mesh"], str):
-            raise ValueError(f"{where}: key 'mesh': expected a file path, got {raw['mesh']!r}")
+            raise ValueError(f"{where}: key 'mesh': expected a file path, got {_show(raw['mesh'])}")
         mesh = os.path.normpath(os.path.join(base, os.path.expanduser(raw["mesh"])))
         if not os.path.isfile(mesh):
             raise ValueError(f"{where}: key 'mesh': no such file {mesh}")
@@ -168,7 +244,7 @@ def _body(raw, index, path, base):
     else:
         shape = raw["shape"]
         if not isinstance(shape, str) or shape not in SHAPES:
-            raise ValueError(f"{where}: key 'shape': expected one of {', '.join(SHAPES)}, got {shape!r}")
+            raise ValueError(f"{where}: key 'shape': expected one of {', '.join(SHAPES)}, got {_show(shape)}")
         spec.shape = shape
         for key in SHAPES[shape]:
             if key not in raw:
@@ -177,29 +253,36 @@ def _body(raw, index, path, base):
             if key in raw and key not in SHAPES[shape]:
                 raise ValueError(f"{where}: key {key!r} does not apply to a {shape}")
         if "size" in raw:
-            spec.size = _vec(raw["size"], 3 if shape == "box" else 2, "size", where, positive=True)
+            spec.size = _vec(raw["size"], 3 if shape == "box" else 2, "size", where, positive=True,
+                             limit=max_coord, low=MIN_SIZE)
         if "radius" in raw:
-            spec.radius = _num(raw["radius"], "radius", where)
+            spec.radius = _num(raw["radius"], "radius", where, low=MIN_SIZE, high=max_coord)
         if "height" in raw:
-            spec.height = _num(raw["height"], "height", where)
+            spec.height = _num(raw["height"], "height", where, low=MIN_SIZE, high=max_coord)
     if "scale" in raw:
-        spec.scale = _num(raw["scale"], "scale", where)
-    for key in ("position", "rotation_deg", "velocity", "angular_velocity"):
+        spec.scale = _num(raw["scale"], "scale", where, low=MIN_SIZE, high=max_coord)
+        extent = [x * spec.scale for x in (spec.size or ())] + \
+            [x * spec.scale for x in (spec.radius, spec.height) if x is not None]
+        if extent and not (MIN_SIZE <= min(extent) and max(extent) <= max_coord):
+            raise ValueError(f"{where}: key 'scale': makes the {spec.shape}'s sizes {min(extent):g} to "
+                             f"{max(extent):g}, outside [{MIN_SIZE:g}, {max_coord:g}]{_why('scale')}")
+    for key, limit, norm in (("position", max_coord, None), ("rotation_deg", max_coord, None),
+                             ("velocity", None, max_speed), ("angular_velocity", None, max_spin)):
         if key in raw:
-            setattr(spec, key, _vec(raw[key], 3, key, where))
+            setattr(spec, key, _vec(raw[key], 3, key, where, limit=limit, norm=norm))
     if "density" in raw:
-        spec.density = _num(raw["density"], "density", where)
+        spec.density = _num(raw["density"], "density", where, low=DENSITY[0], high=DENSITY[1])
     if "friction" in raw:
-        spec.friction = _num(raw["friction"], "friction", where, positive=False)
+        spec.friction = _num(raw["friction"], "friction", where, positive=False, high=MAX_FRICTION)
         if spec.friction < 0:
-            raise ValueError(f"{where}: key 'friction': must be >= 0, got {raw['friction']!r}")
+            raise ValueError(f"{where}: key 'friction': must be >= 0, got {_show(raw['friction'])}")
     if "restitution" in raw:
         spec.restitution = _num(raw["restitution"], "restitution", where, positive=False)
         if not 0.0 <= spec.restitution <= 1.0:
-            raise ValueError(f"{where}: key 'restitution': must be in [0, 1], got {raw['restitution']!r}")
+            raise ValueError(f"{where}: key 'restitution': must be in [0, 1], got {_show(raw['restitution'])}")
     if "motion" in raw:
         if raw["motion"] not in MOTIONS:
-            raise ValueError(f"{where}: key 'motion': expected one of {', '.join(MOTIONS)}, got {raw['motion']!r}")
+            raise ValueError(f"{where}: key 'motion': expected one of {', '.join(MOTIONS)}, got {_show(raw['motion'])}")
         spec.motion = raw["motion"]
     if spec.shape == "plane" and spec.motion != "static":
         raise ValueError(f"{where}: a plane is open (no volume), so it can only be static (motion = \"static\")")
@@ -208,7 +291,7 @@ def _body(raw, index, path, base):
     if "decompose" in raw:
         dec = raw["decompose"]
         if not isinstance(dec, dict):
-            raise ValueError(f"{where}: key 'decompose': expected a table, got {dec!r}")
+            raise ValueError(f"{where}: key 'decompose': expected a table, got {_show(dec)}")
         for key, value in dec.items():
             if key not in DECOMPOSE_KEYS:
                 raise ValueError(f"{where}: key 'decompose.{key}': unknown (known: {', '.join(DECOMPOSE_KEYS)})")
@@ -216,7 +299,7 @@ def _body(raw, index, path, base):
             ok = isinstance(value, want) and not isinstance(value, bool) if want is not float else \
                 isinstance(value, (int, float)) and not isinstance(value, bool)
             if not ok:
-                raise ValueError(f"{where}: key 'decompose.{key}': expected {want.__name__}, got {value!r}")
+                raise ValueError(f"{where}: key 'decompose.{key}': expected {want.__name__}, got {_show(value)}")
         try:
             from .pieces import DecomposeSettings
 
@@ -244,16 +327,23 @@ def read_scene(path):
         The file is missing, is not TOML, or has no ``[[body]]`` list at all.
     """
     path = os.path.abspath(os.fspath(path))
+    errors = []
     try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            raise SceneError(f"{path}: {os.path.getsize(path):,} bytes, more than the {MAX_FILE_BYTES:,} a scene "
+                             f"file may have ({MAX_BODIES} bodies take about 1 MB)")
         with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+            text = fh.read().decode("utf-8")
+        try:
+            raw = tomllib.loads(text)
+        except RecursionError:  # arrays nested deeper than the parser follows: body by body
+            raw = _read_by_body(text, path, errors)
     except FileNotFoundError:
         raise SceneError(f"{path}: no such scene file") from None
     except OSError as exc:
         raise SceneError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SceneError(f"{path}: not a valid TOML file ({exc})") from None
-    errors = []
     unknown = sorted(set(raw) - {"scene", "body"})
     for key in unknown:
         errors.append(f"{path}: unknown top-level key {key!r} (expected [scene] and [[body]])")
@@ -268,20 +358,28 @@ def read_scene(path):
                 raise ValueError(f"{path}: [scene]: unknown key {key!r} (known: {', '.join(sorted(SCENE_KEYS))})")
             if key == "name":
                 if not isinstance(value, str):
-                    raise ValueError(f"{path}: [scene]: key 'name': expected a string, got {value!r}")
+                    raise ValueError(f"{path}: [scene]: key 'name': expected a string, got {_show(value)}")
                 spec.name = value
             elif key == "dt":
-                spec.dt = _num(value, "dt", f"{path}: [scene]")
+                spec.dt = _num(value, "dt", f"{path}: [scene]", low=DT_RANGE[0], high=DT_RANGE[1])
             else:
-                spec.gravity = _vec(value, 3, "gravity", f"{path}: [scene]")
+                spec.gravity = _vec(value, 3, "gravity", f"{path}: [scene]", limit=MAX_GRAVITY)
         except ValueError as exc:
             errors.append(str(exc))
+        except Exception as exc:  # RecursionError in a nested value, and anything else: this key only
+            errors.append(f"{path}: [scene]: key {_show(key)}: cannot be read ({type(exc).__name__})")
     bodies = raw.get("body")
     if not isinstance(bodies, list) or not bodies:
         raise SceneError(f"{path}: no bodies: expected one or more [[body]] tables")
     base = os.path.dirname(path)
     names = set()
+    if len(bodies) > MAX_BODIES:
+        errors.append(f"{path}: {len(bodies)} bodies, more than the {MAX_BODIES} a scene may have: bodies "
+                      f"#{MAX_BODIES + 1} to #{len(bodies)} are left out")
+        bodies = bodies[:MAX_BODIES]
     for i, item in enumerate(bodies):
+        if item is None:  # a body the parser could not follow (see _read_by_body): already reported
+            continue
         try:
             body = _body(item, i, path, base)
             if body.name in names:
@@ -290,7 +388,43 @@ def read_scene(path):
             spec.bodies.append(body)
         except ValueError as exc:
             errors.append(str(exc))
+        except Exception as exc:  # a RecursionError in a nested value, and anything else: this body only
+            name = item.get("name") if isinstance(item, dict) else None
+            errors.append(f"{_where(path, i, name if isinstance(name, str) else None)}: cannot be read "
+                          f"({type(exc).__name__}: {_show(str(exc), 200)})")
     return spec, errors
+
+
+_NAME = re.compile(r'^[ \t]*name[ \t]*=[ \t]*"([^"\\\n]*)"', re.M)  # a plain name, for the message
+_BODY_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*body[ \t]*\]\][ \t]*(#.*)?$", re.M)
+
+
+def _read_by_body(text, path, errors):
+    """The file's tables when the whole file is too deeply nested for the TOML parser
+    (``RecursionError``): each ``[[body]]`` section (up to the next one) is parsed on its own,
+    so only the sections the parser cannot follow are lost, each with a message. A body's
+    sub-tables (``[body.decompose]``) follow it in its section."""
+    cuts = [m.start() for m in _BODY_HEADER.finditer(text)]
+    head = text[:cuts[0]] if cuts else text
+    try:
+        raw = tomllib.loads(head)
+    except RecursionError:
+        errors.append(f"{path}: [scene]: nested too deeply for the TOML parser; left out")
+        raw = {}
+    bodies = []
+    for k, start in enumerate(cuts):
+        section = text[start:cuts[k + 1] if k + 1 < len(cuts) else len(text)]
+        try:
+            table = tomllib.loads(section).get("body")
+            bodies += table if isinstance(table, list) else [table]
+        except RecursionError:
+            name = _NAME.search(section)
+            errors.append(f"{_where(path, len(bodies), name.group(1) if name else None)}: an array nested too "
+                          "deeply for the TOML parser; left out")
+            bodies.append(None)
+    if bodies:
+        raw["body"] = bodies
+    return raw
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -324,7 +458,7 @@ def _toml_value(value):
     if isinstance(value, (float, np.floating)):
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"cannot write the non-finite number {value!r}")
+            raise ValueError(f"cannot write the non-finite number {_show(value)}")
         return repr(value + 0.0)  # -0.0 reads as 0.0
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"

@@ -32,6 +32,23 @@ from .narrow_compare import NarrowPhaseChoice
 
 __all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations", "pose_matrix", "orthonormalize"]
 
+# Bounds the step keeps, whatever a script, a scene or a collision asks (see World.repair):
+# a body faster than MAX_SPEED (m/s) or spinning faster than MAX_SPIN (rad/s) is slowed to
+# it, keeping its direction, with a message. The step integrates semi-implicitly and pads
+# each dynamic body's box by its sweep, |v| dt: at 1e4 m/s that is 83 m per 1/120 s step,
+# still a box the broad phase handles; at 1e30 m/s one step leaves the +-1e6 world
+# (app.mesh_io.MAX_COORD) and a body it meets is sent past it. 1e4 m/s is ten times a rifle
+# bullet; 1e3 rad/s (160 turns a second) turns a body by 8 rad a step, and the quaternion
+# step renormalises, so it stays a rotation. Scene files refuse faster bodies.
+MAX_SPEED = 1.0e4
+MAX_SPIN = 1.0e3
+# At most this many candidate pairs (broad phase and ground) get contacts in one step: the
+# narrow phase's memory and time grow with the pairs, about 3 kB each (measured: 1000 boxes
+# at one spot, 500k pairs, took 1.9 GB). A pile of 5000 bodies (app.scene_file.MAX_BODIES)
+# has about 6 per body; bodies stacked into one spot have n(n-1)/2. Past the cap the first
+# pairs in order are kept and a message says how many were left out this step.
+MAX_PAIRS = 100_000
+
 
 @njit(cache=True)
 def _non_finite(pose, velocity, spin, bad_pose, bad_motion):
@@ -268,10 +285,10 @@ class World:
         the last finite one (or the start pose), the body wakes, and a message naming it goes to
         :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
         t = self.sync() if t is None else t
+        names = self._clamp_speeds(t)
         st = t.state
         bad_pose = np.zeros(len(t), np.bool_)
         bad_motion = np.zeros(len(t), np.bool_)
-        names = []
         if not _non_finite(st.pose, st.velocity, st.spin, bad_pose, bad_motion):
             self._remember(st.pose)
             return names
@@ -292,6 +309,26 @@ class World:
             names.append(b.name)
             self.problems.append(f"{b.name}: non-finite {' and '.join(what)}; set back to a finite state")
         self._remember(st.pose)
+        return names
+
+    def _clamp_speeds(self, t):
+        """Slow every body faster than MAX_SPEED or spinning faster than MAX_SPIN to that bound
+        (same direction), with a message in :attr:`problems`; returns their names. Non-finite
+        velocities are left to :meth:`repair`."""
+        st = t.state
+        names = []
+        if not len(t):
+            return names
+        with np.errstate(invalid="ignore", over="ignore"):
+            for what, values, bound in (("speed", st.velocity, MAX_SPEED), ("spin", st.spin, MAX_SPIN)):
+                size = np.sqrt(np.einsum("ij,ij->i", values, values))
+                for k in np.flatnonzero(np.isfinite(size) & (size > bound)):
+                    values[k] *= bound / size[k]
+                    b = self.bodies[k]
+                    names.append(b.name)
+                    unit = "m/s" if what == "speed" else "rad/s"
+                    self.problems.append(f"{b.name}: {what} {size[k]:.3g} {unit} is beyond what the step "
+                                         f"integrates; clamped to {bound:g} {unit}")
         return names
 
     def _remember(self, pose):
@@ -478,6 +515,10 @@ class World:
             cand = np.concatenate([cand, ground])
         if len(cand) and np.any(t.alias != np.arange(len(t))):  # a body listed twice: not with itself
             cand = cand[t.alias[cand[:, 0]] != t.alias[cand[:, 1]]]
+        if len(cand) > MAX_PAIRS:  # bounded narrow-phase work (see MAX_PAIRS)
+            self.problems.append(f"{len(cand):,} candidate pairs, more than the {MAX_PAIRS:,} one step handles "
+                                 f"(bodies piled into one spot?): {len(cand) - MAX_PAIRS:,} left out this step")
+            cand = cand[:MAX_PAIRS]
         t1 = time.perf_counter()
         self.manager.update(self.bodies, cand, sweep, t)
         t2 = time.perf_counter()

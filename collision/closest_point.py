@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import as_array, broadcast_batch, unbatch
+from ._validate import as_array, broadcast_batch, check_type, unbatch
 from .obb import OBB
 
 __all__ = [
@@ -234,6 +234,7 @@ def closest_pt_point_obb(p: ArrayLike, obb: OBB) -> NDArray[np.float64]:
     -------
     q : (..., 3) float64
     """
+    check_type(obb, "obb", OBB)
     (p,), lead = broadcast_batch([("p", p, (3,))])
     n = p.shape[0]
     c = np.broadcast_to(obb.center, (n, 3))

@@ -18,7 +18,7 @@ from scipy.spatial import ConvexHull, QhullError
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import as_array, broadcast_batch, unbatch
+from ._validate import as_array, as_indices, broadcast_batch, unbatch
 from .closest_point import closest_pt_point_triangle_t
 
 __all__ = ["ConvexPolyhedron", "closest_pt_point_convex"]
@@ -111,7 +111,11 @@ class ConvexPolyhedron:
         verts = as_array(vertices, name, (3,))
         if verts.ndim != 2 or len(verts) < 4:
             raise ValueError(f"{name}: need at least 4 vertices, got shape {verts.shape}")
-        polys = [np.asarray(f, dtype=np.int64).ravel() for f in faces]
+        if isinstance(faces, np.ndarray) or not isinstance(faces, (list, tuple)):
+            faces = as_indices(faces, "faces", (-1,))
+            if faces.ndim != 2:
+                raise ValueError(f"faces: expected (m, k) indices or a list of index sequences, got {faces.shape}")
+        polys = [as_indices(f, "faces").ravel() for f in faces]
         if not polys or any(len(p) < 3 for p in polys):
             raise ValueError("faces: every face needs at least 3 vertex indices")
         if any(p.min() < 0 or p.max() >= len(verts) for p in polys):
@@ -125,6 +129,8 @@ class ConvexPolyhedron:
         ln = np.linalg.norm(cr, axis=1)
         good = ln > 0.0
         tris, cr, ln = tris[good], cr[good], ln[good]
+        if not len(tris):
+            raise ValueError(f"{name}: the faces span no area (every triangle is degenerate)")
         normals = cr / ln[:, None]
         owner = {}
         for t, tri in enumerate(tris):

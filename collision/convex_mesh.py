@@ -39,7 +39,9 @@ from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
 from .hull_data import HullData
 from .manifold import Manifold, _reduce, reduce_contacts
+from ._validate import MAX_COORD, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
+from .transform import checked_pose
 from .tree_box_query import triangles_near_box
 
 __all__ = ["collide_convex_trimesh"]
@@ -274,8 +276,11 @@ def collide_convex_trimesh(shape: Sphere | Capsule | Hull, pose_a: NDArray[np.fl
         region); the smallest face index is its key. At most four points each; point ids are
         ``1024 * face + k``.
     """
-    if not isinstance(mesh, TriMesh):
-        raise ValueError(f"mesh: expected a TriMesh, got {type(mesh).__name__}")
+    check_type(shape, "shape", Sphere, Capsule, Hull)
+    check_type(mesh, "mesh", TriMesh)
+    pose_a = checked_pose(pose_a, "pose_a")
+    pose_b = checked_pose(pose_b, "pose_b")
+    margin = as_number(margin, "margin", low=0.0, high=MAX_COORD)
     tree = mesh.tree
     c, axes, half = local_box(shape)
     r = pose_a[:3, :3]

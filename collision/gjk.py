@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import as_array
+from ._validate import MAX_COORD, as_array, as_number
 from .transform import POSE_ERRORS, as_pose, check_pose_kernel
 
 __all__ = [
@@ -653,13 +653,7 @@ def check_core(points, name):
 
 
 def check_radius(r, name):
-    try:
-        x = float(r)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {r!r}") from None
-    if not math.isfinite(x) or x < 0.0:
-        raise ValueError(f"{name}: expected a finite number >= 0, got {r!r}")
-    return x
+    return as_number(r, name, low=0.0, high=MAX_COORD)
 
 
 def check_simplex(simplex, na, nb):

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from numba import get_num_threads, prange
 
 from ._jit import njit
-from ._validate import as_array
+from ._validate import as_array, as_indices
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
 from .manifold import KIND_NAMES, Manifold, collide_hull_hull_into, hull_work
@@ -285,12 +285,9 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
 def batch_ids(value, name, size, what="shape"):
     """``value`` as a (k,) int64 array of ids in ``range(size)``; ValueError naming ``name`` (and the
     row) otherwise. Shared by the batched narrow-phase calls."""
-    arr = np.asarray(value)
+    arr = as_indices(value, name)
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected shape (k,), got {arr.shape}")
-    if len(arr) and arr.dtype.kind not in "iu":
-        raise ValueError(f"{name}: expected integer ids, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
     bad = np.flatnonzero((arr < 0) | (arr >= size))
     if len(bad):
         raise ValueError(f"{name}[{bad[0]}]: {what} id {arr[bad[0]]} not in the table (size {size})")

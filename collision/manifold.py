@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import as_array
+from ._validate import MAX_COORD, as_array, as_indices, as_number
 from .closest_pair import closest_pt_segment_segment_t
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
@@ -732,9 +732,7 @@ def collide_hull_hull(hull_a: HullData | ConvexPolyhedron | ArrayLike, pose_a: A
     hb = _as_hull(hull_b, "hull_b")
     pa = as_pose(pose_a, "pose_a")
     pb = as_pose(pose_b, "pose_b")
-    margin = float(margin)
-    if not (margin >= 0.0 and math.isfinite(margin)):
-        raise ValueError(f"margin: expected a finite number >= 0, got {margin}")
+    margin = as_number(margin, "margin", low=0.0, high=MAX_COORD)
     if cache is None:
         cdata = np.full(3, -1, dtype=np.int64)
     elif isinstance(cache, SatCache):
@@ -773,10 +771,16 @@ def reduce_contacts(points: ArrayLike, depths: ArrayLike, normal: ArrayLike, tol
     (m,) int64, m <= 4
         Deepest first.
     """
-    pts = np.ascontiguousarray(points, dtype=np.float64)
+    pts = np.ascontiguousarray(as_array(points, "points", (3,)).reshape(-1, 3))
+    dep = np.ascontiguousarray(as_array(depths, "depths").reshape(-1))
+    if len(dep) != len(pts):
+        raise ValueError(f"depths: {len(dep)} depths for {len(pts)} points")
+    nrm = as_array(normal, "normal", (3,))
+    if nrm.shape != (3,):
+        raise ValueError(f"normal: expected shape (3,), got {nrm.shape}")
+    tol = as_number(tol, "tol", low=0.0, high=MAX_COORD)
     keep = np.empty(len(pts), np.int64)
-    m = _reduce(np.ascontiguousarray(normal, dtype=np.float64), pts,
-                np.ascontiguousarray(depths, dtype=np.float64), len(pts), tol * tol, keep)
+    m = _reduce(np.ascontiguousarray(nrm), pts, dep, len(pts), tol * tol, keep)
     return keep[:m].copy()
 
 
@@ -833,17 +837,15 @@ def match_contacts(old_ids: ArrayLike, old_points: ArrayLike, new_ids: ArrayLike
     index : (k,) int64
         Index into the old contacts, or -1 for a new contact.
     """
-    oi = np.ascontiguousarray(np.asarray(old_ids), dtype=np.int64).reshape(-1)
-    ni = np.ascontiguousarray(np.asarray(new_ids), dtype=np.int64).reshape(-1)
+    oi = as_indices(old_ids, "old_ids").reshape(-1)
+    ni = as_indices(new_ids, "new_ids").reshape(-1)
     op = np.ascontiguousarray(as_array(old_points, "old_points", (3,)).reshape(-1, 3))
     nw = np.ascontiguousarray(as_array(new_points, "new_points", (3,)).reshape(-1, 3))
     if len(op) != len(oi):
         raise ValueError(f"old_points: {len(op)} points for {len(oi)} ids")
     if len(nw) != len(ni):
         raise ValueError(f"new_points: {len(nw)} points for {len(ni)} ids")
-    tol = float(tol)
-    if not (tol >= 0.0 and math.isfinite(tol)):
-        raise ValueError(f"tol: expected a finite number >= 0, got {tol}")
+    tol = as_number(tol, "tol", low=0.0, high=MAX_COORD)
     out = np.empty(len(ni), dtype=np.int64)
     _match_kernel(oi, op, ni, nw, tol * tol, out)
     return out

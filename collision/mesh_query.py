@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import broadcast_batch
+from ._validate import MAX_COORD, as_number, broadcast_batch
 from .obb import OBB_EPSILON
 from .obb_tree import OBBTree
 from .transform import POSE_ERRORS, as_pose, check_pose_kernel, checked_pose
@@ -1004,9 +1004,7 @@ def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLik
     Stops at the first triangle pair closer than ``tolerance``. A closed mesh
     lying entirely inside the other counts as overlapping.
     """
-    tol = float(tolerance)
-    if not math.isfinite(tol) or tol < 0.0:
-        raise ValueError("tolerance: must be a finite number >= 0")
+    tol = as_number(tolerance, "tolerance", low=0.0, high=MAX_COORD)
     res, pa, pb = _distance(tree_a, pose_a, tree_b, pose_b, tol)
     if res.distance < tol or res.distance == 0.0:  # touching counts at tolerance 0
         return True

@@ -42,7 +42,9 @@ from .closest_pair import closest_pt_segment_segment_t
 from .closest_point import closest_pt_point_segment_t
 from .epa import convex_penetration
 from .manifold import Manifold, SatCache, collide_hull_hull, reduce_contacts
-from .shapes import Capsule, HalfSpace, Hull, Sphere
+from ._validate import MAX_COORD, as_number, check_type
+from .shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh
+from .transform import checked_pose
 
 __all__ = ["collide_shapes", "flip_manifold", "empty_manifold", "PairCache", "UnsupportedPair",
            "collide_sphere_sphere", "collide_sphere_capsule", "collide_capsule_capsule",
@@ -356,6 +358,11 @@ def collide_shapes(shape_a: Sphere | Capsule | Hull | HalfSpace, pose_a: NDArray
     UnsupportedPair
         For two half-spaces, or a type the table does not know.
     """
+    check_type(shape_a, "shape_a", Sphere, Capsule, Hull, HalfSpace, TriMesh)
+    check_type(shape_b, "shape_b", Sphere, Capsule, Hull, HalfSpace, TriMesh)
+    pose_a = checked_pose(pose_a, "pose_a")
+    pose_b = checked_pose(pose_b, "pose_b")
+    margin = as_number(margin, "margin", low=0.0, high=MAX_COORD)
     fn = PAIR_FUNCTIONS.get((type(shape_a), type(shape_b)))
     if fn is not None:
         return fn(shape_a, pose_a, shape_b, pose_b, margin, cache)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
-from ._validate import as_array
+from ._validate import as_array, as_number, check_type
 
 __all__ = ["OBB", "test_obb_obb", "covariance_frame"]
 
@@ -256,6 +256,9 @@ def test_obb_obb(a: OBB, b: OBB, eps: float = OBB_EPSILON, return_axis: bool = F
     -------
     overlap : bool
     """
+    check_type(a, "a", OBB)
+    check_type(b, "b", OBB)
+    eps = as_number(eps, "eps", low=0.0, high=1.0)
     k = test_obb_obb_kernel(a.center, a.axes, a.half_extents, b.center, b.axes, b.half_extents, eps)
     return (k < 0, int(k)) if return_axis else bool(k < 0)
 

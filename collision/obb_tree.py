@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _vec as v
 from ._jit import njit
 from ._typing import MeshLike
-from ._validate import as_array
+from ._validate import as_array, as_indices, as_integer
 
 __all__ = ["OBBTree", "eig_sym3", "FITS"]
 
@@ -584,8 +584,8 @@ class OBBTree:
         verts = as_array(vertices, "vertices", (3,))
         if verts.ndim != 2:
             raise ValueError(f"vertices: expected shape (n, 3), got {verts.shape}")
-        f = np.asarray(faces)
-        if f.ndim != 2 or f.shape[1] != 3 or f.dtype.kind not in "iu":
+        f = as_indices(faces, "faces", (3,))
+        if f.ndim != 2:
             raise ValueError(f"faces: expected an (m, 3) integer array, got {f.shape} {f.dtype}")
         if len(f) == 0:
             raise ValueError("faces: the mesh has no triangles")
@@ -593,8 +593,7 @@ class OBBTree:
             raise ValueError(f"faces: vertex index out of range (mesh has {len(verts)} vertices)")
         if fit not in FITS:
             raise ValueError(f"fit: expected one of {FITS}, got {fit!r}")
-        if int(leaf_size) < 1:
-            raise ValueError("leaf_size: must be >= 1")
+        leaf_size = as_integer(leaf_size, "leaf_size", low=1, high=1 << 30)
         self.vertices = np.ascontiguousarray(verts)
         self.faces = np.ascontiguousarray(f, dtype=np.int64)
         self.fit = fit

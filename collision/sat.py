@@ -157,7 +157,13 @@ def _as_polyhedron(verts, faces, name):
         return verts
     if faces is None:
         return ConvexPolyhedron.from_points(verts, name=name)
-    return ConvexPolyhedron.from_mesh(verts, faces, name=name)
+    try:
+        return ConvexPolyhedron.from_mesh(verts, faces, name=name)
+    except ValueError as exc:  # from_mesh names its argument "faces": say which one
+        text = str(exc)
+        if text.startswith("faces"):
+            raise ValueError(name.replace("verts", "faces") + text[len("faces"):]) from None
+        raise
 
 
 def convex_convex_sat(verts_a: ArrayLike | ConvexPolyhedron, faces_a: Iterable[ArrayLike] | None,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validate import as_array
+from ._validate import MAX_COORD, as_array, as_number
 from .convex import ConvexPolyhedron
 from .obb import OBB
 from .obb_tree import OBBTree
@@ -67,9 +67,7 @@ class Capsule:
 
     def __post_init__(self):
         _check_radius(self.radius)
-        h = float(self.half_height)
-        if not np.isfinite(h) or h < 0:
-            raise ValueError(f"half_height must be finite and >= 0, got {self.half_height!r}")
+        h = as_number(self.half_height, "half_height", low=0.0, high=MAX_COORD)
         object.__setattr__(self, "core", np.array([[0.0, -h, 0.0], [0.0, h, 0.0]]))
 
 
@@ -116,9 +114,7 @@ class HalfSpace:
         length = float(np.linalg.norm(n))
         if not length > 0:
             raise ValueError("normal must be a non-zero vector")
-        off = float(self.offset)
-        if not np.isfinite(off):
-            raise ValueError(f"offset must be finite, got {self.offset!r}")
+        off = as_number(self.offset, "offset", low=-MAX_COORD, high=MAX_COORD)
         object.__setattr__(self, "normal", n / length)
         object.__setattr__(self, "offset", off / length)
 
@@ -195,6 +191,4 @@ def shape_world_aabb(shape, pose):
 
 
 def _check_radius(r):
-    r = float(r)
-    if not np.isfinite(r) or r <= 0:
-        raise ValueError(f"radius must be finite and > 0, got {r!r}")
+    return as_number(r, "radius", low=0.0, low_open=True, high=MAX_COORD)

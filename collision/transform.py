@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from ._validate import MAX_COORD, as_array
 
 __all__ = ["check_pose_kernel", "as_pose", "checked_pose", "POSE_ERRORS"]
 
@@ -46,11 +47,12 @@ def as_pose(p, name):
     """``p`` as a float64 (4, 4) array (its values are checked by the kernels), or a
     ``ValueError`` naming ``name``."""
     if type(p) is np.ndarray and p.dtype == np.float64 and p.shape == (4, 4):
+        x, y, z = p[0, 3], p[1, 3], p[2, 3]
+        if abs(x) > MAX_COORD or abs(y) > MAX_COORD or abs(z) > MAX_COORD:  # NaN passes: the kernels say so
+            raise ValueError(f"{name}: the translation reaches {max(abs(x), abs(y), abs(z)):.3g}, beyond the "
+                             f"+-{MAX_COORD:.0e} float64 geometry allows (collision._validate.MAX_COORD)")
         return p
-    try:
-        p = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a 4x4 float array") from None
+    p = as_array(p, name, finite=False)  # numbers only (no strings, bools), within MAX_COORD
     if p.shape != (4, 4):
         raise ValueError(f"{name}: expected shape (4, 4), got {p.shape}")
     return p

@@ -91,13 +91,14 @@ def folder(tmp_path_factory):
     return d
 
 
-def run(folder, name, args=(), prelude="", script=None, frames=4, cache=None):
+def run(folder, name, args=(), prelude="", script=None, frames=4, cache=None, scene=None):
     """Run the app on the scene plus ``args``; returns (report, screenshot (H, W, 3), stderr).
-    ``cache``: the decomposition cache folder (default: one the module's runs share)."""
+    ``cache``: the decomposition cache folder (default: one the module's runs share);
+    ``scene``: another scene file (default: the module's)."""
     out = folder / name
     out.mkdir()
     shot, rep = out / "shot.png", out / "report.json"
-    argv = ["--scene", str(folder / "scene.toml"), "--headless", "--frames", str(frames), "--size", f"{W}x{H}",
+    argv = ["--scene", str(scene or folder / "scene.toml"), "--headless", "--frames", str(frames), "--size", f"{W}x{H}",
             "--screenshot", str(shot), "--report", str(rep), *map(str, args)]
     if script is not None:
         path = out / "script.json"
@@ -260,3 +261,56 @@ print(json.dumps({"messages": out["messages"], "selected": out["selected"]}))
     bad = [m for m in got["messages"] if m.startswith("scripted action")]
     assert len(bad) == 2
     assert "unknown key name 'TABB'" in bad[0] and "unknown field 'kye'" in bad[1]
+
+
+HOSTILE_BODIES = """
+[[body]]
+name = "far away"
+shape = "box"
+size = [1.0, 1.0, 1.0]
+position = [1e308, 0.0, 0.0]
+
+[[body]]
+name = "huge integer"
+shape = "sphere"
+radius = 0.2
+density = """ + "9" * 400 + """
+
+[[body]]
+name = "thrown"
+shape = "sphere"
+radius = 0.2
+velocity = [1e30, 0.0, 0.0]
+
+[[body]]
+name = "deep"
+shape = "box"
+size = """ + "[" * 5000 + "]" * 5000 + """
+"""
+
+
+def test_a_scene_with_hostile_bodies_loads_the_others(folder, reference):
+    """Extreme coordinates, an integer too large for float64, a body thrown at 1e30 m/s and an
+    array nested past the TOML parser: each body left out with its message, the scene's own
+    bodies loaded and drawn as without them."""
+    path = folder / "hostile.toml"
+    path.write_text(SCENE + HOSTILE_BODIES)
+    report, img, err = run(folder, "hostile", scene=path)
+    said(report, err, str(path), "body 'far away'", "key 'position'", "1e+06")
+    said(report, err, str(path), "body 'huge integer'", "key 'density'", "too large for a float64")
+    said(report, err, str(path), "body 'thrown'", "key 'velocity'", "at most 10000")
+    said(report, err, str(path), "body 'deep'", "nested too deeply")
+    check_frame(report, img, reference)
+
+
+def test_a_crashing_decomposer_is_a_message_and_the_viewer_goes_on(folder, reference, tmp_path):
+    """A stand-in vhacdx that aborts its process, seen only by the decomposition's child (on
+    its PYTHONPATH): the child dies of SIGABRT, the viewer says so and gives the purple mesh its
+    convex hull (a cube: the same shape on screen)."""
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "vhacdx.py").write_text("import os\n\ndef compute_vhacd(*args, **kwargs):\n    os.abort()\n")
+    report, img, err = run(folder, "vhacd-crash", prelude=f"import os\nos.environ['PYTHONPATH'] = {str(fake)!r}",
+                           cache=tmp_path / "cache")
+    said(report, err, str(folder / "scene.toml"), "body 'purple mesh'", "vhacd crashed", "SIGABRT")
+    check_frame(report, img, reference)

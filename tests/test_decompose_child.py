@@ -6,10 +6,12 @@
 - While a loader thread decomposes the gear, this process's main thread keeps
   running: its longest stall is under 1.5 s (in the thread itself V-HACD held
   the GIL and stalled it for 4-8 s on this machine).
-- A convex mesh, a run without a cache, and a decomposer this process cannot
-  import start no child (the outcome is this process's own: an error, or
-  whatever fallback it has); a child that cannot start leaves the work to this
-  process, with the same pieces.
+- A convex mesh and a decomposer this process cannot import start no child
+  (the outcome is this process's own: an error, or whatever fallback it has); a
+  run without a cache decomposes in a child too (into a temporary folder), so a
+  crash cannot reach this process; a child that cannot start leaves the work to
+  this process, with the same pieces. (A child that crashes:
+  tests/test_hostile_input.py.)
 """
 
 import os
@@ -74,14 +76,28 @@ def test_the_main_thread_keeps_running_while_a_thread_decomposes(tmp_path):
     assert len(stalls) > 20 and max(stalls) < 1.5, f"longest stall {max(stalls):.2f} s"
 
 
-def test_a_convex_mesh_or_no_cache_starts_no_child(tmp_path, monkeypatch):
+def test_a_convex_mesh_starts_no_child(tmp_path, monkeypatch):
     no_child(monkeypatch)
     box = trimesh.creation.box(extents=(1.0, 2.0, 3.0))
     p = decompose_child.convex_pieces(box.vertices, box.faces, DecomposeSettings(), cache=str(tmp_path))
     assert len(p) == 1 and p.method == "hull"
+
+
+def test_no_cache_decomposes_in_a_child_too(monkeypatch):
+    started = []
+    real = subprocess.Popen
+
+    def spy(*args, **kwargs):
+        started.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
     v, f = gear()
-    p = decompose_child.convex_pieces(v, f, FAST, cache=False)
-    assert 1 <= len(p) <= 4
+    got = decompose_child.convex_pieces(v, f, FAST, cache=False)
+    assert len(started) == 1 and "app.decompose_child" in started[0]
+    assert not got.cached
+    monkeypatch.setattr(subprocess, "Popen", real)
+    same_pieces(got, pieces.convex_pieces(v, f, FAST, cache=False))
 
 
 def outcome(run):

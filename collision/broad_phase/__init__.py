@@ -29,6 +29,7 @@ python-fcl and pybullet. A change of ``n`` rebuilds (tree: ~10 ms at 5000).
 
 from __future__ import annotations
 
+from .._validate import _show
 from ._base import BroadPhase, check_boxes
 from .aabb_tree import DynamicAABBTree
 from .brute_force import BruteForce
@@ -78,7 +79,7 @@ def make_broad_phase(name: str, **options: float | None) -> BroadPhase:
         cls = BROAD_PHASES[name]
     except (KeyError, TypeError):
         choices = ", ".join(repr(k) for k in BROAD_PHASES)
-        raise ValueError(f"name: unknown broad phase {name!r}; choose one of {choices}") from None
+        raise ValueError(f"name: unknown broad phase {_show(name)}; choose one of {choices}") from None
     try:
         return cls(**options)
     except TypeError as exc:

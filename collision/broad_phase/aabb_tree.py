@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
+from .._validate import MAX_COORD, as_number
 from ._base import BroadPhase
 
 __all__ = ["DynamicAABBTree"]
@@ -617,10 +618,8 @@ class DynamicAABBTree(BroadPhase):
                  predict: float = 2.0) -> None:
         super().__init__()
         for name, value in (("margin_rel", margin_rel), ("margin_abs", margin_abs), ("predict", predict)):
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
-        if not (np.isfinite(shrink) and shrink > 1):
-            raise ValueError(f"shrink: expected a finite number > 1, got {shrink!r}")
+            as_number(value, name, low=0.0, high=MAX_COORD)
+        as_number(shrink, "shrink", low=1.0, low_open=True, high=MAX_COORD)
         self.margin_rel = float(margin_rel)
         self.margin_abs = float(margin_abs)
         self.shrink = float(shrink)

@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._jit import njit
+from .._validate import MAX_COORD, as_integer, as_number
 from ._base import BroadPhase, pairs_from_keys, reserve_keys
 
 __all__ = ["UniformGrid"]
@@ -210,12 +211,10 @@ class UniformGrid(BroadPhase):
 
     def __init__(self, cell_size: float | None = None, cell_factor: float = 1.5, max_cells: int = 64) -> None:
         super().__init__()
-        if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
-            raise ValueError(f"cell_size: expected a positive finite number, got {cell_size!r}")
-        if not (np.isfinite(cell_factor) and cell_factor > 0):
-            raise ValueError(f"cell_factor: expected a positive finite number, got {cell_factor!r}")
-        if int(max_cells) < 1:
-            raise ValueError(f"max_cells: expected an integer >= 1, got {max_cells!r}")
+        if cell_size is not None:
+            cell_size = as_number(cell_size, "cell_size", low=0.0, low_open=True, high=MAX_COORD)
+        as_number(cell_factor, "cell_factor", low=0.0, low_open=True, high=MAX_COORD)
+        as_integer(max_cells, "max_cells", low=1, high=1 << 30)
         self.fixed_cell = cell_size
         self.cell_factor = float(cell_factor)
         self.max_cells = int(max_cells)

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._jit import njit
+from .._validate import as_integer
 from ._base import BroadPhase, pairs_from_keys, reserve_keys
 from .grid import median_extent
 
@@ -214,8 +215,8 @@ class Octree(BroadPhase):
 
     def __init__(self, max_depth: int | None = None) -> None:
         super().__init__()
-        if max_depth is not None and not 0 <= int(max_depth) <= 60:
-            raise ValueError(f"max_depth: expected an integer in [0, 60], got {max_depth!r}")
+        if max_depth is not None:
+            max_depth = as_integer(max_depth, "max_depth", low=0, high=60)
         self.max_depth = max_depth
 
     def _update(self, lo, hi, rebuild):
