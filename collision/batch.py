@@ -180,7 +180,7 @@ def _where(arr, flat_index):
     lead = arr.shape[:-2]
     if not lead:
         return ""
-    return str(list(np.unravel_index(flat_index, lead))).replace(" ", "")
+    return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat_index, lead)) + "]"
 
 
 def _tree(t, name):
