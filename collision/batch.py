@@ -31,13 +31,11 @@ from .mesh_query import _PARITY_DIRS, _relative_t, collide_kernel, distance_kern
 from .obb_tree import OBBTree
 
 __all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "check_poses",
-           "collide_pair_trees", "contained_pair_trees"]
+           "collide_pair_trees", "contained_pair_trees", "runs_for"]
 
-# Fewer pairs than this per thread and the batch runs on fewer threads (on one
-# below twice this). Measured with benchmarks/bench_batch.py --small on two
-# busy cores: starting the second thread costs about as much as a few mesh
-# pairs' traversals.
-MIN_PAIRS_PER_THREAD = 16
+# Fewer pairs than this per thread and the batch runs on fewer threads (on one,
+# without a parallel region, below twice this); see :func:`runs_for`.
+MIN_PAIRS_PER_THREAD = 256
 
 
 # ---------------------------------------------------------------------------
@@ -106,40 +104,72 @@ def collide_pair_trees(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb,
 # ---------------------------------------------------------------------------
 
 
-@njit(inline="always")
-def _runs(k, threads, min_per_thread):
-    return max(1, min(threads, k // min_per_thread))
+# Each kernel is a run over consecutive pairs ``i0:i1``, called once by its
+# serial driver or once per thread by its ``prange`` driver. A small batch must
+# not go through the parallel driver at all: on a busy machine a thread of
+# numba's OpenMP region waits for a core before the region can end
+# (measured on two busy cores: an empty region took 13 ms against 0.4 us for
+# the same loop on one thread), so :func:`runs_for` picks the serial driver
+# below ``2 * MIN_PAIRS_PER_THREAD`` pairs, where a batch of mesh pairs takes
+# about that long (``benchmarks/bench_batch.py --small``).
+
+
+def runs_for(k, threads):
+    """How many runs (threads) a batch of ``k`` pairs gets: 1 means the serial driver."""
+    return max(1, min(threads, k // MIN_PAIRS_PER_THREAD))
+
+
+@njit
+def _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, i0, i1, out):
+    pairs_buf = np.empty((1, 2), np.int64)
+    segs_buf = np.empty((1, 2, 3))
+    for i in range(i0, i1):
+        out[i] = collide_pair_trees(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa[i], pb[i],
+                                    containment, pairs_buf, segs_buf)
+
+
+@njit
+def _collide_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, out):
+    _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, 0, pa.shape[0], out)
 
 
 @njit(parallel=True)
-def _collide_poses_kernel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, threads,
-                          min_per_thread, out):
+def _collide_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, runs, out):
     k = pa.shape[0]
-    runs = _runs(k, threads, min_per_thread)
     for r in prange(runs):
-        pairs_buf = np.empty((1, 2), np.int64)
-        segs_buf = np.empty((1, 2, 3))
-        for i in range(r * k // runs, (r + 1) * k // runs):
-            out[i] = collide_pair_trees(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa[i], pb[i],
-                                        containment, pairs_buf, segs_buf)
+        _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment,
+                     r * k // runs, (r + 1) * k // runs, out)
 
 
-@njit(parallel=True)
-def _distance_poses_kernel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment,
-                           threads, min_per_thread, dist, points, tri_a, tri_b, inside):
+@njit
+def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, i0, i1,
+                  dist, points, tri_a, tri_b, inside):
     """Distances (and, for ``within``, containment where the surfaces keep ``stop_below`` apart)."""
+    for i in range(i0, i1):
+        _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i])
+        d = np.sqrt(d2)
+        dist[i] = d
+        tri_a[i] = ia[bi]
+        tri_b[i] = ib[bj]
+        inside[i] = False
+        if containment and not (d < stop_below or d == 0.0) and (ca or cb):
+            inside[i] = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
+
+
+@njit
+def _distance_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment,
+                     dist, points, tri_a, tri_b, inside):
+    _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, 0,
+                  pa.shape[0], dist, points, tri_a, tri_b, inside)
+
+
+@njit(parallel=True)
+def _distance_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, runs,
+                       dist, points, tri_a, tri_b, inside):
     k = pa.shape[0]
-    runs = _runs(k, threads, min_per_thread)
     for r in prange(runs):
-        for i in range(r * k // runs, (r + 1) * k // runs):
-            _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i])
-            d = np.sqrt(d2)
-            dist[i] = d
-            tri_a[i] = ia[bi]
-            tri_b[i] = ib[bj]
-            inside[i] = False
-            if containment and not (d < stop_below or d == 0.0) and (ca or cb):
-                inside[i] = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
+        _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment,
+                      r * k // runs, (r + 1) * k // runs, dist, points, tri_a, tri_b, inside)
 
 
 # ---------------------------------------------------------------------------
@@ -264,9 +294,12 @@ def collide(tree_a, pose_a, tree_b, pose_b, containment=True, threads=None):
     tb = _tree(tree_b, "tree_b")
     pa, pb, lead = _pose_pairs(pose_a, pose_b)
     out = np.zeros(len(pa), dtype=np.bool_)
-    if len(pa):
-        _collide_poses_kernel(*_tree_args(ta), *_tree_args(tb), pa, pb, bool(containment), _threads(threads),
-                              MIN_PAIRS_PER_THREAD, out)
+    runs = runs_for(len(pa), _threads(threads))
+    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, bool(containment))
+    if runs > 1:
+        _collide_parallel(*args, runs, out)
+    elif len(pa):
+        _collide_serial(*args, out)
     return _shaped(out, lead)
 
 
@@ -301,9 +334,12 @@ def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, containment, threads)
     tri_a = np.zeros(n, dtype=np.int64)
     tri_b = np.zeros(n, dtype=np.int64)
     inside = np.zeros(n, dtype=np.bool_)
-    if n:
-        _distance_poses_kernel(*_tree_args(ta), *_tree_args(tb), pa, pb, stop_below, containment,
-                               _threads(threads), MIN_PAIRS_PER_THREAD, dist, points, tri_a, tri_b, inside)
+    runs = runs_for(n, _threads(threads))
+    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, stop_below, containment)
+    if runs > 1:
+        _distance_parallel(*args, runs, dist, points, tri_a, tri_b, inside)
+    elif n:
+        _distance_serial(*args, dist, points, tri_a, tri_b, inside)
     return dist, points, tri_a, tri_b, inside, lead
 
 

@@ -58,7 +58,7 @@ import numpy as np
 from numba import get_num_threads, prange
 
 from ._jit import njit
-from .batch import MIN_PAIRS_PER_THREAD, collide_pair_trees
+from .batch import collide_pair_trees, runs_for
 from .broad_phase import make_broad_phase
 from .mesh_query import _relative_t, boxes_gap2, distance_kernel
 from .mesh_query import collide as collide_trees
@@ -171,7 +171,7 @@ class _Mesh:
 
 _CACHE = OrderedDict()  # content key -> list of _Mesh (the checksum's candidates)
 _CACHE_SIZE = 256
-_CACHE_LOCK = threading.Lock()
+_CACHE_LOCK = threading.RLock()
 
 
 def _mesh_arrays(mesh, name):
@@ -181,10 +181,7 @@ def _mesh_arrays(mesh, name):
         return mesh.vertices, mesh.faces, None
     if hasattr(mesh, "vertices") and hasattr(mesh, "faces"):
         if type(mesh).__module__.startswith("trimesh"):
-            try:
-                fast = ("trimesh", hash(mesh))  # trimesh keeps this checksum of its arrays up to date
-            except TypeError:
-                fast = None
+            fast = _fast_key(mesh)  # trimesh keeps this checksum of its arrays up to date
         v, f = mesh.vertices, mesh.faces
     elif isinstance(mesh, (tuple, list)) and len(mesh) == 2:
         v, f = mesh
@@ -225,17 +222,21 @@ def _get_mesh(mesh, name="mesh"):
     hit is confirmed by comparing the arrays, so equal checksums of different
     meshes cannot mix them up.
     """
+    last = _LAST.get(id(mesh))
+    if last is not None and last[0] is mesh and last[1] is not None and _fast_key(mesh) == last[1]:
+        return last[2]  # the same object, unchanged (trimesh's checksum tracks edits)
     v, f, fast = _mesh_arrays(mesh, name)
     with _CACHE_LOCK:
-        if fast is not None:
-            m = _lookup(fast, v, f)
-            if m is not None:
-                return m
+        m = _lookup(fast, v, f) if fast is not None else None
+        if m is not None:
+            _note(mesh, fast, m)
+            return m
         key = ("crc", v.shape, f.shape, f.dtype.str, zlib.crc32(f.data, zlib.crc32(v.data)))
         m = _lookup(key, v, f)
         if m is not None:
             if fast is not None:
                 _remember(fast, m)
+            _note(mesh, fast, m)
             return m
     if isinstance(mesh, OBBTree):
         tree = mesh
@@ -250,13 +251,37 @@ def _get_mesh(mesh, name="mesh"):
         _remember(key, m)
         if fast is not None:
             _remember(fast, m)
+    _note(mesh, fast, m)
     return m
+
+
+# The last few query objects seen (strong references, so ids stay theirs): a
+# repeated query with the same trimesh object skips even the arrays' comparison.
+_LAST = OrderedDict()
+
+
+def _note(mesh, fast, m):
+    if fast is None:
+        return
+    with _CACHE_LOCK:
+        _LAST[id(mesh)] = (mesh, fast, m)
+        _LAST.move_to_end(id(mesh))
+        while len(_LAST) > 16:
+            _LAST.popitem(last=False)
+
+
+def _fast_key(mesh):
+    try:
+        return ("trimesh", hash(mesh))
+    except TypeError:
+        return None
 
 
 def clear_cache():
     """Forget the trees cached by content (managers keep the ones they use)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _LAST.clear()
 
 
 def _pack(meshes):
@@ -296,26 +321,37 @@ def _view(tb, m):
     return tb[0][n0:n1], tb[1][n0:n1], tb[2][t0:t1], tb[3][t0:t1], tb[6][m], tb[8][c0:c1]
 
 
+@njit
+def _collide_run(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, stop_first, i0, i1, out):
+    """``out[i]`` for ``i0 <= i < i1``: objects ``cand[i, 0]`` (of A) and ``cand[i, 1]`` (of B)
+    collide. With ``stop_first`` the run stops at its first hit (the rest stay False)."""
+    pairs_buf = np.empty((1, 2), np.int64)
+    segs_buf = np.empty((1, 2, 3))
+    for i in range(i0, i1):
+        a = cand[i, 0]
+        b = cand[i, 1]
+        na, la, tra, ia, ca, pta = _view(ta, mesh_a[a])
+        nb, lb, trb, ib, cb, ptb = _view(tb, mesh_b[b])
+        hit = collide_pair_trees(na, la, tra, ia, ca, pta, nb, lb, trb, ib, cb, ptb, poses_a[a], poses_b[b],
+                                 containment, pairs_buf, segs_buf)
+        out[i] = hit
+        if hit and stop_first:
+            break
+
+
+@njit
+def _collide_candidates(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, stop_first, out):
+    """:func:`_collide_run` over every candidate, on one thread."""
+    _collide_run(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, stop_first, 0, cand.shape[0], out)
+
+
 @njit(parallel=True)
-def _collide_candidates(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, stop_first, threads,
-                        min_per_thread, out):
-    """``out[i]``: objects ``cand[i, 0]`` (of A) and ``cand[i, 1]`` (of B) collide.
-    With ``stop_first`` one thread stops at the first hit (the rest stay False)."""
+def _collide_candidates_parallel(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, runs, out):
+    """:func:`_collide_run` over every candidate, one run of consecutive candidates per thread."""
     k = cand.shape[0]
-    runs = 1 if stop_first else max(1, min(threads, k // min_per_thread))
     for r in prange(runs):
-        pairs_buf = np.empty((1, 2), np.int64)
-        segs_buf = np.empty((1, 2, 3))
-        for i in range(r * k // runs, (r + 1) * k // runs):
-            a = cand[i, 0]
-            b = cand[i, 1]
-            na, la, tra, ia, ca, pta = _view(ta, mesh_a[a])
-            nb, lb, trb, ib, cb, ptb = _view(tb, mesh_b[b])
-            hit = collide_pair_trees(na, la, tra, ia, ca, pta, nb, lb, trb, ib, cb, ptb, poses_a[a], poses_b[b],
-                                     containment, pairs_buf, segs_buf)
-            out[i] = hit
-            if hit and stop_first:
-                break
+        _collide_run(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, False,
+                     r * k // runs, (r + 1) * k // runs, out)
 
 
 @njit
@@ -425,20 +461,72 @@ def _min_distance_sweep(ta, mesh_a, poses_a, lo_a, hi_a, tb, mesh_b, poses_b, lo
     return best2, best_a, best_b, face_a, face_b
 
 
+@njit
+def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, points):
+    """:func:`_min_distance_sweep` for one object A against the objects of B: B's objects in the
+    order of their box gaps to A's box, stopping at the first whose gap reaches the best distance."""
+    n = lo_b.shape[0]
+    gaps = np.empty(n)
+    for j in range(n):
+        g = 0.0
+        for ax in range(3):
+            d = max(lo_b[j, ax] - hi_a[0, ax], lo_a[0, ax] - hi_b[j, ax], 0.0)
+            g += d * d
+        gaps[j] = g
+    order = np.argsort(gaps)
+    best2 = np.inf
+    best_b = face_a = face_b = -1
+    pts = np.empty((2, 3))
+    nda, lka, tra, ia, _, _ = _view(ta, m)
+    for q in range(n):
+        j = order[q]
+        if gaps[j] >= best2:
+            break
+        ndb, lkb, trb, ib, _, _ = _view(tb, mesh_b[j])
+        pb = poses_b[j]
+        if best2 < np.inf:
+            r, t = _relative_t(pose, pb)
+            if boxes_gap2(nda, 0, ndb, 0, r, t) >= best2:
+                continue
+        _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pose, pb, 0.0, pts)
+        if d2 < best2:
+            best2 = d2
+            best_b = j
+            face_a, face_b = ia[bi], ib[bj]
+            points[:] = pts
+            if d2 == 0.0:
+                break
+    return best2, best_b, face_a, face_b
+
+
 # ---------------------------------------------------------------------------
 # The manager
 # ---------------------------------------------------------------------------
 
 
+@njit
+def _world_boxes_kernel(nodes, node_start, mesh, poses, lo, hi):
+    for k in range(mesh.shape[0]):
+        r = node_start[mesh[k]]  # the mesh's root node
+        for i in range(3):
+            c = poses[k, i, 3]
+            h = 0.0
+            for a in range(3):
+                c += poses[k, i, a] * nodes[r, a]
+            for j in range(3):  # world component i of the root box's axis j, times its half extent
+                w = (poses[k, i, 0] * nodes[r, 3 + 3 * j] + poses[k, i, 1] * nodes[r, 4 + 3 * j]
+                     + poses[k, i, 2] * nodes[r, 5 + 3 * j])
+                h += abs(w) * nodes[r, 12 + j]
+            lo[k, i] = c - h
+            hi[k, i] = c + h
+
+
 def _world_boxes(table, mesh, poses):
     """World AABBs (lo, hi) of posed objects: the tight boxes around their trees' root OBBs."""
-    roots = table[0][table[4][:-1]]  # each mesh's root node row
-    rows = roots[mesh]
-    rot = poses[:, :3, :3]
-    centre = np.einsum("kij,kj->ki", rot, rows[:, 0:3]) + poses[:, :3, 3]
-    axes_w = np.einsum("kij,klj->kil", rot, rows[:, 3:12].reshape(-1, 3, 3))  # column l: world axis l
-    half = np.einsum("kil,kl->ki", np.abs(axes_w), rows[:, 12:15])
-    return np.ascontiguousarray(centre - half), np.ascontiguousarray(centre + half)
+    lo = np.empty((len(mesh), 3))
+    hi = np.empty((len(mesh), 3))
+    _world_boxes_kernel(table[0], table[4], mesh, poses, lo, hi)
+    return lo, hi
 
 
 def _sort_names(names):
@@ -496,6 +584,8 @@ class CollisionManager:
         self._poses = np.empty((0, 4, 4))
         self._table = None  # packed trees of the distinct meshes in use
         self._mesh_ids = None  # row -> index into the table
+        self._version = 0  # bumped by every change of objects or poses
+        self._boxes_at = self._pairs_at = -1  # the version the cached boxes / broad-phase pairs are of
 
     # -- objects ------------------------------------------------------------
 
@@ -548,6 +638,7 @@ class CollisionManager:
             self._meshes.append(m)
             self._poses = np.concatenate([self._poses, pose[None]])
         self._table = None
+        self._version += 1
         return m.tree
 
     def remove_object(self, name):
@@ -565,6 +656,7 @@ class CollisionManager:
         self._meshes.pop()
         self._poses = self._poses[:last].copy()
         self._table = None
+        self._version += 1
 
     def set_transform(self, name, transform):
         """Move the object ``name`` to the rigid pose ``transform`` (4, 4); rebuilds nothing.
@@ -576,6 +668,7 @@ class CollisionManager:
         """
         row = self._row_of(name)
         self._poses[row] = checked_pose(transform, "transform")
+        self._version += 1
 
     def get_transform(self, name):
         """(4, 4) float64: a copy of the object's pose."""
@@ -603,6 +696,22 @@ class CollisionManager:
             self._mesh_ids = mesh_ids
         return self._table, self._mesh_ids
 
+    def _boxes(self):
+        """The objects' world AABBs ``(lo, hi)``, kept until an object or a pose changes."""
+        if self._boxes_at != self._version:
+            table, mesh_ids = self._packed()
+            self._lo, self._hi = _world_boxes(table, mesh_ids, self._poses)
+            self._boxes_at = self._version
+        return self._lo, self._hi
+
+    def _broad_pairs(self):
+        """The broad phase's overlapping pairs, asked again only after a change (as FCL's manager)."""
+        if self._pairs_at != self._version:
+            lo, hi = self._boxes()
+            self._pairs = self._broad.update(lo, hi, check=False)
+            self._pairs_at = self._version
+        return self._pairs
+
     def _thread_count(self):
         n = get_num_threads()
         return n if self._threads is None else max(1, min(n, int(self._threads)))
@@ -616,9 +725,12 @@ class CollisionManager:
 
     def _collide(self, ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, stop_first):
         out = np.zeros(len(cand), dtype=np.bool_)
-        if len(cand):
-            _collide_candidates(ta, mesh_a, poses_a, tb, mesh_b, poses_b, np.ascontiguousarray(cand), True,
-                                stop_first, self._thread_count(), MIN_PAIRS_PER_THREAD, out)
+        cand = np.ascontiguousarray(cand)
+        runs = 1 if stop_first else runs_for(len(cand), self._thread_count())
+        if runs > 1:
+            _collide_candidates_parallel(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, True, runs, out)
+        elif len(cand):
+            _collide_candidates(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, True, stop_first, out)
         return out
 
     def in_collision_single(self, mesh, transform=None, return_names=False, return_data=False):
@@ -648,7 +760,7 @@ class CollisionManager:
         names, data = set(), []
         if not self._names:
             return _returns(False, names, data, return_names, return_data)
-        lo, hi = _world_boxes(table, mesh_ids, self._poses)
+        lo, hi = self._boxes()
         qlo, qhi = _world_boxes(q.table, np.zeros(1, np.int64), pose)
         near = np.flatnonzero(np.all((lo <= qhi) & (qlo <= hi), axis=1))
         cand = np.stack([np.zeros(len(near), np.int64), near], axis=1)
@@ -681,10 +793,8 @@ class CollisionManager:
         table, mesh_ids = self._packed()
         names, data = set(), []
         if len(self._names) < 2:
-            self._broad.clear()
             return _returns(False, names, data, return_names, return_data)
-        lo, hi = _world_boxes(table, mesh_ids, self._poses)
-        cand = self._broad.update(lo, hi, check=False)
+        cand = self._broad_pairs()
         hits = self._collide(table, mesh_ids, self._poses, table, mesh_ids, self._poses, cand,
                              not (return_names or return_data))
         for i, j in cand[hits]:
@@ -717,8 +827,8 @@ class CollisionManager:
         names, data = set(), []
         if not self._names or not other._names:
             return _returns(False, names, data, return_names, return_data)
-        lo_a, hi_a = _world_boxes(ta, ids_a, self._poses)
-        lo_b, hi_b = _world_boxes(tb, ids_b, other._poses)
+        lo_a, hi_a = self._boxes()
+        lo_b, hi_b = other._boxes()
         cand = _overlaps_sweep(lo_a, hi_a, lo_b, hi_b)
         hits = self._collide(ta, ids_a, self._poses, tb, ids_b, other._poses, cand,
                              not (return_names or return_data))
@@ -756,10 +866,9 @@ class CollisionManager:
         if not self._names:
             return _returns(np.inf, None, None, return_name, return_data)
         qlo, qhi = _world_boxes(q.table, np.zeros(1, np.int64), pose)
-        lo, hi = _world_boxes(table, mesh_ids, self._poses)
+        lo, hi = self._boxes()
         pts = np.zeros((2, 3))
-        d2, _, b, fa, fb = _min_distance_sweep(q.table, np.zeros(1, np.int64), pose, qlo, qhi,
-                                               table, mesh_ids, self._poses, lo, hi, False, pts)
+        d2, b, fa, fb = _min_distance_one(q.table, 0, pose[0], qlo, qhi, table, mesh_ids, self._poses, lo, hi, pts)
         d = float(np.sqrt(d2))
         name = self._names[b]
         data = DistanceData((EXTERNAL, name), (fa, fb), (pts[0].copy(), pts[1].copy()), d)
@@ -788,7 +897,7 @@ class CollisionManager:
         n = len(self._names)
         if n < 2:
             return _returns(np.inf, None, None, return_names, return_data)
-        lo, hi = _world_boxes(table, mesh_ids, self._poses)
+        lo, hi = self._boxes()
         pts = np.zeros((2, 3))
         if name is None:
             d2, a, b, fa, fb = _min_distance_sweep(table, mesh_ids, self._poses, lo, hi, table, mesh_ids,
@@ -796,11 +905,9 @@ class CollisionManager:
         else:
             r = self._row_of(name)
             rest = np.flatnonzero(np.arange(n) != r)
-            d2, a, b, fa, fb = _min_distance_sweep(table, mesh_ids[r:r + 1], self._poses[r:r + 1], lo[r:r + 1],
-                                                   hi[r:r + 1], table, mesh_ids[rest],
-                                                   np.ascontiguousarray(self._poses[rest]),
-                                                   np.ascontiguousarray(lo[rest]), np.ascontiguousarray(hi[rest]),
-                                                   False, pts)
+            d2, b, fa, fb = _min_distance_one(table, mesh_ids[r], self._poses[r], lo[r:r + 1], hi[r:r + 1], table,
+                                              mesh_ids[rest], np.ascontiguousarray(self._poses[rest]),
+                                              np.ascontiguousarray(lo[rest]), np.ascontiguousarray(hi[rest]), pts)
             a, b = r, rest[b]
         d = float(np.sqrt(d2))
         pair = (self._names[a], self._names[b])
@@ -822,8 +929,8 @@ class CollisionManager:
         tb, ids_b = other._packed()
         if not self._names or not other._names:
             return _returns(np.inf, None, None, return_names, return_data)
-        lo_a, hi_a = _world_boxes(ta, ids_a, self._poses)
-        lo_b, hi_b = _world_boxes(tb, ids_b, other._poses)
+        lo_a, hi_a = self._boxes()
+        lo_b, hi_b = other._boxes()
         pts = np.zeros((2, 3))
         d2, a, b, fa, fb = _min_distance_sweep(ta, ids_a, self._poses, lo_a, hi_a, tb, ids_b, other._poses,
                                                lo_b, hi_b, False, pts)
