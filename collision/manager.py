@@ -18,7 +18,7 @@ Underneath are this library's OBB trees and queries, not FCL's:
   (:func:`collision.batch.collide_pair_trees`), spread over the cores when
   there are many; distances by a sweep over the boxes in x, each pair's
   exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
-  when its boxes are nearer than the best so far.
+  when its boxes are nearer than the best so far, and searched only below it.
 
 What differs from trimesh's manager, on purpose:
 
@@ -449,7 +449,7 @@ def _min_distance_sweep(ta, mesh_a, poses_a, lo_a, hi_a, tb, mesh_b, poses_b, lo
                 r, t = _relative_t(pa, pb)
                 if boxes_gap2(nda, 0, ndb, 0, r, t) >= best2:
                     continue
-            _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pa, pb, 0.0, pts)
+            _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pa, pb, 0.0, pts, best2)
             if d2 < best2:
                 best2 = d2
                 best_a, best_b = a, b
@@ -488,7 +488,7 @@ def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, 
             r, t = _relative_t(pose, pb)
             if boxes_gap2(nda, 0, ndb, 0, r, t) >= best2:
                 continue
-        _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pose, pb, 0.0, pts)
+        _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pose, pb, 0.0, pts, best2)
         if d2 < best2:
             best2 = d2
             best_b = j
