@@ -102,7 +102,8 @@ def throughput(n, repeat):
         for kind, ours, ours1 in (
                 ("collide", lambda: batch.collide(ta, pa, tb, pb, containment=False),
                  lambda: batch.collide(ta, pa, tb, pb, containment=False, threads=1)),
-                ("distance", lambda: batch.distance(ta, pa, tb, pb), lambda: batch.distance(ta, pa, tb, pb, threads=1))):
+                ("distance", lambda: batch.distance(ta, pa, tb, pb),
+                 lambda: batch.distance(ta, pa, tb, pb, threads=1))):
             to, t1, tf = timed([ours, ours1, fcl_loop(ba, bb, pa, pb, kind)], repeat)
             print(f"{label:<24}{kind:<10}{n / to:>14,.0f}{n / t1:>14,.0f}{n / tf:>14,.0f}{tf / to:>9.2f}x"
                   f"{tf / t1:>10.2f}x")

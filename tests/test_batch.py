@@ -14,7 +14,6 @@ import pytest
 import trimesh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 import collision
 from collision import OBBTree, batch
