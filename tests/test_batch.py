@@ -8,6 +8,9 @@ any number of threads.
 """
 
 import functools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -142,3 +145,44 @@ def test_bad_trees_tolerance_threads():
             batch.within(t, np.eye(4), t, np.eye(4), tol)
     with pytest.raises(ValueError, match="threads"):
         batch.collide(t, np.eye(4), t, np.eye(4), threads=0)
+
+
+NOJIT_SCRIPT = '''
+import sys
+import numpy as np
+import trimesh
+import collision as c
+from collision import batch
+
+g = trimesh.creation.icosphere(1, radius=0.5)
+b = trimesh.creation.box((0.5, 0.5, 0.5))
+ta, tb = c.OBBTree(g), c.OBBTree(b)
+P = np.tile(np.eye(4), (40, 1, 1))
+P[:, 0, 3] = np.linspace(-1.5, 1.5, 40)
+P[:, :3, :3] = [[0.6, -0.8, 0.0], [0.8, 0.6, 0.0], [0.0, 0.0, 1.0]]
+d = batch.distance(ta, np.eye(4), tb, P)
+m = c.CollisionManager()
+for k in range(5):
+    p = np.eye(4)
+    p[0, 3] = 0.7 * k
+    m.add_object(k, g if k % 2 else b, p)
+hit, names = m.in_collision_internal(return_names=True)
+dist, pair = m.min_distance_internal(return_names=True)
+np.savez(sys.argv[1], hit=batch.collide(ta, np.eye(4), tb, P), near=batch.within(ta, np.eye(4), tb, P, 0.1),
+         d=d.distance, pa=d.point_a, names=np.array(sorted(names), float).reshape(-1, 2), dist=dist,
+         pair=np.array(pair, float), single=m.min_distance_single(g, P[3]))
+'''
+
+
+def test_uncompiled_gives_the_same_answers(tmp_path):
+    """NUMBA_DISABLE_JIT=1 (plain Python kernels, prange a range) answers as the compiled code."""
+    out = {}
+    for jit in ("0", "1"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=jit, OBBCOLLIDE_NO_BOOTSTRAP="1",
+                   PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        path = tmp_path / f"jit{jit}.npz"
+        subprocess.run([sys.executable, "-c", NOJIT_SCRIPT, str(path)], env=env, check=True, timeout=900)
+        out[jit] = dict(np.load(path))
+    assert out["0"]["hit"].any() and not out["0"]["hit"].all() and len(out["0"]["names"])
+    for key in out["0"]:
+        assert np.allclose(out["0"][key], out["1"][key], rtol=0, atol=1e-12), key
