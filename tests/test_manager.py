@@ -23,7 +23,11 @@ Known, documented differences, each checked where it occurs, never just skipped:
   both sets (hypothesis' random poses make them rare; the count is asserted).
 """
 
+import ast
 import functools
+import pathlib
+import subprocess
+import sys
 
 import fcl
 import numpy as np
@@ -509,3 +513,23 @@ def test_one_tree_per_distinct_mesh_and_set_transform_builds_nothing(monkeypatch
     moved = np.array(gear.vertices) + 0.1
     m.in_collision_single((moved, gear.faces))
     assert len(built) == 3
+
+
+def test_the_library_imports_no_trimesh():
+    """The manager takes trimesh meshes without importing trimesh: an embedding program needs only
+    numpy, numba and scipy."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for path in (root / "collision").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.split(".")[0] in ("trimesh", "fcl") for a in node.names), path.name
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert (node.module or "").split(".")[0] not in ("trimesh", "fcl"), path.name
+    code = ("import sys, numpy as np, collision as c; m = c.CollisionManager(); "
+            "v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]); "
+            "f = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]; "
+            "m.add_object('a', (v, f)); assert m.in_collision_single((v, f)); "
+            "bad = [k for k in sys.modules if k.split('.')[0] in ('trimesh', 'fcl')]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
