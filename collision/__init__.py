@@ -101,3 +101,8 @@ __all__ += ["HullTable", "ManifoldBatch", "collide_hull_pairs", "gjk_distance", 
             "SatCache", "collide_hull_hull", "match_contacts", "reduce_contacts", "collide_shapes", "PairCache",
             "UnsupportedPair", "Sphere", "Capsule", "Hull", "HalfSpace", "TriMesh", "box_hull",
             "collide_convex_trimesh", "triangles_near_box"]
+
+from . import batch
+from .manager import CollisionManager, ContactData, DistanceData
+
+__all__ += ["batch", "CollisionManager", "ContactData", "DistanceData"]

@@ -807,7 +807,7 @@ _BEST_FIRST_HEAP = 512
 
 
 @njit
-def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, stop_below, out):
+def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, stop_below, out, bound2=np.inf):
     """Closest triangle pair.
 
     Two phases. First best-first (Larsen et al.'s PQP orders node pairs by
@@ -832,6 +832,10 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
     Writes the world-frame closest points on A and on B into ``out (2, 3)``;
     returns ``(status, dist2, i, j, box_tests, tri_tests)`` with ``i, j``
     leaf-order triangle positions.
+
+    ``bound2``: a squared distance the caller already has (another mesh's, in
+    a scene): only pairs nearer than it are searched, and when there is none
+    the result is ``dist2 == bound2`` with meaningless points and triangles.
     """
     status = pose_status(pa, pb)
     if status:
@@ -843,6 +847,8 @@ def distance_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb, st
     x, y, best2 = closest_pt_triangle_triangle_t(a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2))
     bi = 0
     bj = 0
+    if bound2 < best2:
+        best2 = bound2
     box_tests = 1
     tri_tests = 1
     stop2 = stop_below * stop_below
