@@ -41,6 +41,8 @@ def _parser():
     p.add_argument("--size", default="1280x720", help="window size, WIDTHxHEIGHT")
     p.add_argument("--broad-phase", default="tree", choices=BROAD_PHASE_NAMES,
                    help="the broad phase to start with (Z switches it in the viewer; default tree)")
+    p.add_argument("--no-panel", action="store_true",
+                   help="no GUI panel: the text HUD only (F1 hides / shows the panel in the viewer)")
     p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
     p.add_argument("--bench", nargs="?", const="10,100,500", metavar="N,N,...",
                    help="print frame-time phases for scenes of this many bodies (default 10,100,500), headless")
@@ -188,11 +190,12 @@ def main(argv=None, prepare=None):
 
     if args.frames is not None:
         run_frames(session, args.frames, width=width, height=height, script=script,
-                   screenshot=args.screenshot, report=args.report, visible=not headless)
+                   screenshot=args.screenshot, report=args.report, visible=not headless,
+                   panel=not args.no_panel)
         if args.screenshot:
             print(f"screenshot: {args.screenshot}")
     else:
-        run_interactive(session, width, height, report=args.report)
+        run_interactive(session, width, height, report=args.report, panel=not args.no_panel)
     return 0
 
 

@@ -43,6 +43,7 @@ BINDINGS = [
     ("O", "toggle", "traversal", "node pairs visited / pruned (selected body) on / off"),
     ("X", "toggle", "axis", "separating axis of the selected body's root boxes on / off"),
     ("H", "toggle", "help", "this help"),
+    ("F1", "panel", None, "the GUI panel on / off (off: this text HUD instead)"),
     ("F5", "save_scene", None, "save the scene (TOML) with the bodies where they are now"),
     ("F6", "next_scene", None, "load the next example scene (assets/scenes)"),
     ("ESCAPE", "quit", None, "quit"),
