@@ -13,7 +13,9 @@ Config: ``scene``, ``size`` [w, h], ``camera`` {target, distance, yaw, pitch}, `
 ``{"click_at": [x, y]}``, ``{"drag_at": [x, y], "by": [dx, dy]}`` (window pixels, y up),
 ``{"key": PYGLET_KEY_NAME}``, ``{"text": "abc"}`` (typed: key presses and text events),
 ``{"frames": n}``, ``{"wait_load": true}``, ``{"shot": "name"}`` (OUT_DIR/name.png),
-``{"pick": [x, y]}`` (records which body the scene would pick there).
+``{"pick": [x, y]}`` (records which body the scene would pick there),
+``{"find_body_under_panel": true}`` (a pixel on the panel over a body that is not static: the
+"spot" that ``click_at`` / ``drag_at`` may name).
 """
 
 import json
@@ -109,6 +111,18 @@ def main(config_path, out):
             "window": [win.width, win.height],
         }
 
+    def body_under_panel():
+        """A pixel on the panel (pyglet's, y up) over a body that is not static, and the body's index."""
+        x0, y0, x1, y1 = win.panel.panel_rect
+        for py in np.arange(y0 + 40, y1 - 10, 8.0):
+            for px in np.arange(x0 + 10, x1 - 10, 8.0):
+                x, y = float(px), float(win.height - py)
+                k, _ = session.pick(x, y)
+                if k is not None and session.world.bodies[k].motion != "static":
+                    return [x, y], k
+        return None, None
+
+    spot = None
     frame(3)
     report = {"steps": []}
     for step in cfg.get("steps", []):
@@ -117,10 +131,13 @@ def main(config_path, out):
         if "drag" in step:
             x, y = centre(step["drag"])
             press_drag_release(x, y, *step["by"])
+        if step.get("find_body_under_panel"):
+            spot, k = body_under_panel()
+            step = dict(step, spot=spot, picked=k)
         if "click_at" in step:
-            press_drag_release(*step["click_at"])
+            press_drag_release(*(spot if step["click_at"] == "spot" else step["click_at"]))
         if "drag_at" in step:
-            press_drag_release(*step["drag_at"], *step["by"])
+            press_drag_release(*(spot if step["drag_at"] == "spot" else step["drag_at"]), *step["by"])
         if "key" in step:
             sym = getattr(key, step["key"])
             win.dispatch_event("on_key_press", sym, 0)

@@ -61,7 +61,7 @@ PANEL_KEYS = frozenset(getattr(pkey, k) for k, action, _, _ in BINDINGS if actio
 FONT = os.path.join(os.path.dirname(imgui_bundle.__file__), "assets", "fonts", "DroidSans.ttf")
 FONT_SIZE = 15.0
 MESSAGE_SECONDS = 8.0  # how long the status bar shows the last message
-BACKGROUND = (0.075, 0.085, 0.105, 0.94)  # the panel's window (a test looks for it in the screenshot)
+BACKGROUND = (0.14, 0.15, 0.18, 1.0)  # the panel's window, opaque (a test looks for it in the screenshots)
 
 
 def panel_width(width):
