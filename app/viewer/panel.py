@@ -28,13 +28,13 @@ import time
 import imgui_bundle
 import pyglet
 from imgui_bundle import imgui, implot
-from imgui_bundle.python_backends.pyglet_backend import create_renderer
 from pyglet.window import key as pkey
 from pyglet.window import mouse
 
 from .controls import BINDINGS
 from .panel_bodies import draw_bodies
 from .panel_debug import draw_debug_draw
+from .panel_gl import PanelRenderer
 from .panel_help import draw_help, draw_log
 from .panel_profiler import draw_profiler
 from .panel_scenes import draw_scenes
@@ -91,7 +91,7 @@ class Panel:
         if os.path.isfile(FONT):
             io.fonts.add_font_from_file_ttf(FONT, FONT_SIZE)
         self._style()
-        self.renderer = create_renderer(window, attach_callbacks=False)  # the events come through here
+        self.renderer = PanelRenderer(window, attach_callbacks=False)  # the events come through here
         self.renderer._window = window  # for the mouse cursor's shape, which the backend sets
         if pyglet.options.get("headless", False):
             io.config_flags |= imgui.ConfigFlags_.no_mouse_cursor_change

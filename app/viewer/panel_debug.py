@@ -18,19 +18,34 @@ LABELS = {"boxes": "OBB tree boxes", "aabbs": "world AABBs (broad phase)", "piec
           "axis": "separating axis (selected)", "grid": "ground grid"}
 
 
+_ROWS = []
+
+
 def overlay_rows():
     """``(name, key label, text)`` for each overlay a checkbox shows, in the key table's order
     (then the ones without a key); the help is in the Help section."""
+    if _ROWS:
+        return _ROWS
     rows = [(arg, key_label(key), text) for key, action, arg, text in BINDINGS
             if action == "toggle" and arg != "help"]
     named = {r[0] for r in rows}
     rows += [(name, "", UNKEYED.get(name, name)) for name in OVERLAYS if name not in named and name != "help"]
-    return rows
+    _ROWS.extend(rows)
+    return _ROWS
 
 
 def _short(name, text):
     """The checkbox label: a short name, else the key table's text without its trailing "on / off"."""
     return LABELS.get(name) or text.replace(" on / off", "").strip()
+
+
+def _deepest(world, cache={}):  # noqa: B006 - a cache by design
+    """The deepest level of the world's OBB trees (recomputed when the bodies change)."""
+    key = (id(world), len(world.bodies), id(world.bodies[-1]) if world.bodies else None)
+    if key not in cache:
+        cache.clear()
+        cache[key] = max((b.tree.depth for b in world.bodies), default=1) - 1
+    return cache[key]
 
 
 def draw_debug_draw(session):
@@ -39,7 +54,7 @@ def draw_debug_draw(session):
                           name=f"overlay:{name}"):
             session.do_toggle(name, False)
     imgui.separator_text("OBB tree depth")
-    deepest = max((b.tree.depth for b in session.world.bodies), default=1) - 1
+    deepest = _deepest(session.world)
     imgui.set_next_item_width(-90)
     changed, depth = imgui.slider_int("depth", session.depth, 0, max(deepest, 0))
     mark(session, "depth")

@@ -17,13 +17,15 @@ def draw_profiler(session):
         imgui.text_colored(GREY, "no frame yet")
         return
     x = hist.frames()
+    keys, values, lo, mean, hi = hist.table()
+    row = {k: i for i, k in enumerate(keys)}
     if implot.begin_plot("##phases", (-1.0, 170.0), implot.Flags_.no_menus | implot.Flags_.no_box_select):
         implot.setup_axes("frame", "ms", implot.AxisFlags_.no_tick_labels, implot.AxisFlags_.auto_fit)
         implot.setup_axis_limits(implot.ImAxis_.x1, float(x[0]), float(x[0] + hist.size - 1), implot.Cond_.always)
         implot.setup_legend(implot.Location_.north_west, implot.LegendFlags_.horizontal)
         labels = dict(PHASES)
         for key in PLOTTED:
-            implot.plot_line(labels[key].split(" ")[0], x, hist.series(key))
+            implot.plot_line(labels[key].split(" ")[0], x, values[row[key]])
         implot.end_plot()
     mark(session, "profiler_plot")
     flags = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.sizing_stretch_prop
@@ -32,11 +34,11 @@ def draw_profiler(session):
             imgui.table_setup_column(head)
         imgui.table_headers_row()
         for key, label in PHASES:
-            lo, mean, hi = hist.summary(key)
+            i = row[key]
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text(label)
-            for v in (lo, mean, hi):
+            for v in (lo[i], mean[i], hi[i]):
                 imgui.table_next_column()
                 imgui.text(f"{v:7.2f}")
         imgui.end_table()
@@ -46,11 +48,11 @@ def draw_profiler(session):
             imgui.table_setup_column(head)
         imgui.table_headers_row()
         for key, label in COUNTS:
-            s = hist.series(key)
+            i = row[key]
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text(label)
-            for v in (s[-1], s.mean(), s.max()):
+            for v in (values[i, -1], mean[i], hi[i]):
                 imgui.table_next_column()
                 imgui.text(f"{v:8.0f}" if v >= 100 else f"{v:8.1f}")
         imgui.end_table()

@@ -26,10 +26,14 @@ def mark(session, name):
 
 def key_of(action, arg=None):
     """The key bound to ``action`` (with ``arg``) in :data:`app.viewer.controls.BINDINGS`, as shown, or ""."""
-    for key, a, b, _ in BINDINGS:
-        if a == action and (arg is None or b == arg):
-            return key_label(key)
-    return ""
+    found = _KEYS.get((action, repr(arg)))
+    if found is None:
+        found = next((key_label(key) for key, a, b, _ in BINDINGS if a == action and (arg is None or b == arg)), "")
+        _KEYS[(action, repr(arg))] = found
+    return found
+
+
+_KEYS = {}
 
 
 def tooltip(text):

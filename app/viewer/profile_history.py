@@ -64,6 +64,19 @@ class ProfileHistory:
         n = len(self)
         return np.arange(self.count - n, self.count, dtype=float)
 
+    def table(self):
+        """Every kept value at once: ``(keys, values (len(keys), n) oldest first, min (k,), mean (k,), max (k,))``."""
+        n = len(self)
+        if self.count <= self.size:
+            values = self.data[:, :n]
+        else:
+            start = self.count % self.size
+            values = np.concatenate([self.data[:, start:], self.data[:, :start]], axis=1)
+        if not n:
+            zeros = np.zeros(len(self.keys))
+            return self.keys, values, zeros, zeros, zeros
+        return self.keys, values, values.min(axis=1), values.mean(axis=1), values.max(axis=1)
+
     def summary(self, key):
         """``(min, mean, max)`` of ``key`` over the kept frames (zeros before the first)."""
         s = self.series(key)
