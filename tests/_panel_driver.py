@@ -13,6 +13,7 @@ Config: ``scene``, ``size`` [w, h], ``camera`` {target, distance, yaw, pitch}, `
 ``{"click_at": [x, y]}``, ``{"drag_at": [x, y], "by": [dx, dy]}`` (window pixels, y up),
 ``{"key": PYGLET_KEY_NAME}``, ``{"text": "abc"}`` (typed: key presses and text events),
 ``{"frames": n}``, ``{"wait_load": true}``, ``{"shot": "name"}`` (OUT_DIR/name.png),
+``{"pan": [dx, dy]}`` (the camera, as a right drag),
 ``{"pick": [x, y]}`` (records which body the scene would pick there),
 ``{"find_body_under_panel": true}`` (a pixel on the panel over a body that is not static: the
 "spot" that ``click_at`` / ``drag_at`` may name).
@@ -56,7 +57,9 @@ def main(config_path, out):
     def frame(n=1):
         for _ in range(n):
             win.dispatch_events()
+            t0 = time.perf_counter()
             win.step_frame(1 / 60)
+            session.times["fps"] = 1.0 / max(time.perf_counter() - t0, 1e-6)  # as run_frames does
             win.flip()
 
     def centre(name):
@@ -66,10 +69,10 @@ def main(config_path, out):
                 raise KeyError(f"no widget {name!r} drawn (drawn: {sorted(win.panel.items)})")
             x0, y0, x1, y1 = win.panel.items[name]
             px0, py0, px1, py1 = win.panel.panel_rect
-            top = py0 + 40  # under the title bar (and a section header pinned there)
+            top = py0 + 24  # under the title bar
             if y0 >= top and y1 <= py1 - 4:
                 return (x0 + x1) / 2, win.height - (y0 + y1) / 2  # pyglet's y goes up
-            wx, wy = (px0 + px1) / 2, win.height - (py0 + py1) / 2
+            wx, wy = px0 + 3, win.height - (py0 + py1) / 2  # the window padding: not over a child list
             win.dispatch_event("on_mouse_motion", wx, wy, 0, 0)
             win.dispatch_event("on_mouse_scroll", wx, wy, 0, -1 if y1 > py1 - 4 else 1)
             frame(2)
@@ -153,6 +156,8 @@ def main(config_path, out):
                     win.dispatch_event("on_key_release", sym, 0)
                 frame()
             frame()
+        if "pan" in step:  # as a right-button drag in the scene does
+            cam.pan(*step["pan"])
         if "frames" in step:
             frame(int(step["frames"]))
         if step.get("wait_load"):
@@ -164,7 +169,9 @@ def main(config_path, out):
         if "pick" in step:
             k, _ = session.pick(*step["pick"])
             step = dict(step, picked=k)
-        if "shot" in step:
+        if "shot" in step:  # the pointer off the panel first: no tooltip, no hover in the picture
+            win.dispatch_event("on_mouse_motion", win.width - 2, 2, 0, 0)
+            frame(2)
             win.dispatch_events()
             win.step_frame(1 / 60)
             pyglet.image.get_buffer_manager().get_color_buffer().save(os.path.join(out, step["shot"] + ".png"))

@@ -215,7 +215,8 @@ class Panel:
         t0 = time.perf_counter()
         if session is not self.session:
             self.bind(session)
-        self.history.record(session.world.stats, session.times)
+        if session.times.get("frame"):  # the frame's phases; the panel's and the frame's time are the last frame's
+            self.history.record(session.world.stats, session.times)
         if not self.visible:
             self.rects = []
             session.times["panel"] = time.perf_counter() - t0

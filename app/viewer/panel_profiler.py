@@ -19,10 +19,10 @@ def draw_profiler(session):
     x = hist.frames()
     keys, values, lo, mean, hi = hist.table()
     row = {k: i for i, k in enumerate(keys)}
-    if implot.begin_plot("##phases", (-1.0, 170.0), implot.Flags_.no_menus | implot.Flags_.no_box_select):
-        implot.setup_axes("frame", "ms", implot.AxisFlags_.no_tick_labels, implot.AxisFlags_.auto_fit)
+    if implot.begin_plot("##phases", (-1.0, 210.0), implot.Flags_.no_menus | implot.Flags_.no_box_select):
+        implot.setup_axes("", "ms", implot.AxisFlags_.no_tick_labels, implot.AxisFlags_.auto_fit)
         implot.setup_axis_limits(implot.ImAxis_.x1, float(x[0]), float(x[0] + hist.size - 1), implot.Cond_.always)
-        implot.setup_legend(implot.Location_.north_west, implot.LegendFlags_.horizontal)
+        implot.setup_legend(implot.Location_.north_east, implot.LegendFlags_.outside)
         labels = dict(PHASES)
         for key in PLOTTED:
             implot.plot_line(labels[key].split(" ")[0], x, values[row[key]])
@@ -42,7 +42,7 @@ def draw_profiler(session):
                 imgui.table_next_column()
                 imgui.text(f"{v:7.2f}")
         imgui.end_table()
-    imgui.text_colored(GREY, f"over the last {len(hist)} frames")
+    imgui.text_colored(GREY, f"over the last {len(hist)} frames (the plot: the last {hist.size})")
     if imgui.begin_table("##count_table", 4, flags):
         for head in ("per frame", "now", "mean", "max"):
             imgui.table_setup_column(head)
