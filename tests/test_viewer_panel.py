@@ -9,6 +9,7 @@ each widget found where the panel drew it (its rectangle recorded during the fra
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -69,6 +70,10 @@ def main_run(tmp_path_factory, display):  # noqa: F811
         {"key": "F1", "shot": "shown"},
         {"click": "scene:primitives"},
         {"wait_load": True},
+        {"click": "browse_open"},
+        {"click": "open_field"},
+        {"text": "nowhere.stl"},
+        {"click": "open"},
     ]
     return drive(tmp_path_factory.mktemp("panel"), display, {"scene": "stacks", "paused": True, "steps": steps})
 
@@ -175,3 +180,24 @@ def test_headless_egl_draws_the_panel_too(tmp_path):
     assert r.returncode == 0, r.stderr
     img = np.asarray(Image.open(shot).convert("RGB"))
     assert panel_fraction(img, (0, 40, 270, 600)) < 0.01
+
+
+def test_browse_without_a_dialog_program_and_a_missing_path_are_messages(main_run):
+    steps, _ = main_run
+    browsed, opened = steps[12], steps[15]
+    from app.viewer.panel_scenes import DIALOG_PROGRAMS
+
+    if not any(shutil.which(p) for p in DIALOG_PROGRAMS):  # no zenity / kdialog: a message, no dialog, no hang
+        assert any("no file dialog program" in m for m in browsed["messages"])
+    assert opened["open_path"] == "bqnowhere.stl"  # typed after the "bq" of the earlier test
+    assert opened["messages"][-1] == "bqnowhere.stl: no such file"
+    assert opened["scene_path"].endswith("primitives.toml") and opened["bodies"] == 5  # nothing changed
+
+
+def test_start_dialog_says_why_there_is_none(monkeypatch):
+    from app.viewer import panel_scenes
+
+    monkeypatch.setattr(panel_scenes.shutil, "which", lambda name: None)
+    monkeypatch.setattr(panel_scenes.sys, "platform", "linux")
+    dialog, reason = panel_scenes.start_dialog("open", "Open", ".")
+    assert dialog is None and "zenity" in reason and "type the path" in reason

@@ -143,6 +143,7 @@ def draw_scenes(session):
     mark(session, "save_as")
     if imgui.small_button("Browse...##save"):
         _browse(session, st, "save", "Save the scene as", st["save_as"] or os.getcwd())
+    mark(session, "browse_save")
 
     imgui.separator_text("Open a scene or a mesh")
     imgui.set_next_item_width(-70)
@@ -155,6 +156,7 @@ def draw_scenes(session):
     mark(session, "open")
     if imgui.small_button("Browse...##open"):
         _browse(session, st, "open", "Open a scene or a mesh", os.getcwd())
+    mark(session, "browse_open")
     imgui.same_line()
     imgui.text_colored(GREY, f"meshes come in as {session.mesh_motion}")
     _poll_dialog(session, st)
