@@ -274,3 +274,17 @@ def test_panel_key_and_status_line(session):
     assert "3 bodies" in line and "PAUSED" in line
     session.say("hello")
     assert session.log[-1][0] == "hello"
+
+
+def test_solver_settings_outlive_a_scene_load_and_gravity_comes_from_the_file(session):
+    from app.scene_file import scene_registry
+
+    session.set_iterations(5)
+    session.set_friction(1.25)
+    session.set_sleeping(False)
+    session.set_gravity((0.0, -1.0, 0.0))
+    session.load_scene(scene_registry()["primitives"], wait=True)
+    dyn = session.world.dynamics
+    assert len(session.world.bodies) == 5
+    assert dyn.iterations == 5 and dyn.friction == 1.25 and not dyn.allow_sleep
+    assert dyn.gravity.tolist() == [0.0, -9.81, 0.0]

@@ -101,3 +101,5 @@ def draw_world(session):
     _run_control(session)
     imgui.separator_text("Parameters")
     _parameters(session)
+    hint("a scene file sets the gravity and the step; the other settings stay as set when another "
+         "scene loads")

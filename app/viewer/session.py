@@ -537,6 +537,8 @@ class Session:
             return
         world.set_broad_phase(self.world.broad_phase_name)  # the user's choices outlive the scene
         world.ccd = self.world.ccd
+        for name in ("iterations", "friction", "restitution", "allow_sleep"):  # and the panel's solver settings
+            setattr(world.dynamics, name, getattr(self.world.dynamics, name))
         self.world = world
         self.scene_path = state["path"]
         self.selected = None
