@@ -288,3 +288,30 @@ def test_solver_settings_outlive_a_scene_load_and_gravity_comes_from_the_file(se
     assert len(session.world.bodies) == 5
     assert dyn.iterations == 5 and dyn.friction == 1.25 and not dyn.allow_sleep
     assert dyn.gravity.tolist() == [0.0, -9.81, 0.0]
+
+
+def test_open_path_loads_a_scene_or_adds_a_mesh_and_remembers_it(session, tmp_path):
+    import time
+
+    from app.scene_file import scene_registry
+    from app.viewer.panel_scenes import open_path
+
+    recent = RecentFiles(str(tmp_path / "recent.json"))
+    assert not open_path(session, "   ", recent) and not open_path(session, str(tmp_path / "none.stl"), recent)
+    assert session.messages[-1][0].endswith("none.stl: no such file") and recent.items == []
+
+    def settle():
+        deadline = time.monotonic() + 300
+        while (session.loading is not None or session._queue) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            session.poll()
+
+    scene = scene_registry()["primitives"]
+    assert open_path(session, scene, recent)
+    settle()
+    assert session.scene_path == scene and len(session.world.bodies) == 5
+    mesh = os.path.join(os.path.dirname(scene), "..", "meshes", "bowl.ply")
+    assert open_path(session, mesh, recent)
+    settle()
+    assert len(session.world.bodies) >= 6 and session.world.bodies[session.selected].name.startswith("bowl")
+    assert recent.items == [os.path.abspath(mesh), os.path.abspath(scene)]

@@ -204,9 +204,6 @@ class Panel:
             for ch in text:
                 self.io.add_input_character(ord(ch))
 
-    def on_resize(self, width, height):
-        return None  # the display size is set at every frame
-
     # -- frames ---------------------------------------------------------------------------
 
     def draw(self, session):

@@ -27,17 +27,18 @@ def _state(session):
         st["save_as"] = ""
         st["dialog"] = None
         st["seen"] = None
-    if session.scene_path != st["seen"]:  # a scene came in (from here, F6, the command line): remember it
+    if session.scene_path != st["seen"]:  # a scene came in (from here, F6, the command line)
         st["seen"] = session.scene_path
-        if session.scene_path:
-            st["recent"].add(session.scene_path)
-            st["save_as"] = st["save_as"] or session.scene_path
+        if session.scene_path and not st["save_as"]:
+            st["save_as"] = session.scene_path
     return st
 
 
 def open_path(session, path, recent=None):
     """Open ``path``: a ``.toml`` file loads as the scene, anything else is added as a mesh body.
-    A missing file is a message, and nothing changes. Returns whether a load started."""
+    A missing file is a message, and nothing changes. Returns whether a load started (then the
+    path goes first in ``recent``, a :class:`~app.scene_catalog.RecentFiles`: the files opened
+    here, not those of the command line or the example list)."""
     path = os.path.expanduser(path.strip())
     if not path:
         session.say("type a file's path first (a scene .toml, or a mesh)", error=True)
@@ -50,8 +51,8 @@ def open_path(session, path, recent=None):
         started = session.load_scene(path) is not False
     else:
         started = session.add_mesh(path) is not False
-        if started and recent is not None:
-            recent.add(path)
+    if started and recent is not None:
+        recent.add(path)
     return started
 
 
