@@ -133,6 +133,10 @@ def main(argv=None, prepare=None):
         os.environ["PYGLET_HEADLESS"] = "1"
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
         args.frames = args.frames or 60
+    elif os.environ.get("PYOPENGL_PLATFORM") == "egl":
+        # a window's GL context is pyglet's GLX one: PyOpenGL (the GUI panel's backend) must not
+        # look for an EGL context (an environment left over from a headless run)
+        del os.environ["PYOPENGL_PLATFORM"]
 
     if args.bench is not None:
         try:

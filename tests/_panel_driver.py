@@ -32,6 +32,8 @@ def main(config_path, out):
     if headless:
         os.environ["PYGLET_HEADLESS"] = "1"
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    elif os.environ.get("PYOPENGL_PLATFORM") == "egl":  # a GLX window: PyOpenGL must not look for EGL
+        del os.environ["PYOPENGL_PLATFORM"]
     import numpy as np
     import pyglet
 

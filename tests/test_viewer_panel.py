@@ -74,6 +74,7 @@ def main_run(tmp_path_factory, display):  # noqa: F811
         {"click": "open_field"},
         {"text": "nowhere.stl"},
         {"click": "open"},
+        {"key": "H"},
     ]
     return drive(tmp_path_factory.mktemp("panel"), display, {"scene": "stacks", "paused": True, "steps": steps})
 
@@ -201,3 +202,10 @@ def test_start_dialog_says_why_there_is_none(monkeypatch):
     monkeypatch.setattr(panel_scenes.sys, "platform", "linux")
     dialog, reason = panel_scenes.start_dialog("open", "Open", ".")
     assert dialog is None and "zenity" in reason and "type the path" in reason
+
+
+def test_h_opens_the_help_section_of_the_panel(main_run):
+    steps, _ = main_run
+    before, after = steps[15], steps[16]
+    assert not before["flags"]["help"] and after["flags"]["help"]
+    assert "help_table" not in before["items"] and "help_table" in after["items"]

@@ -133,7 +133,8 @@ class ViewerWindow(pyglet.window.Window):
         self.session.times["fps"] = self._fps
         t0 = time.perf_counter()
         self.session.update(real)
-        self.session.times["frame"] = time.perf_counter() - t0 + self.session.times["render"]
+        self.session.times["frame"] = (time.perf_counter() - t0 + self.session.times["render"]
+                                       + self.session.times.get("panel", 0.0))
         if self.session.quit_requested:
             pyglet.app.exit()
 
