@@ -14,6 +14,7 @@ Config: ``scene``, ``size`` [w, h], ``camera`` {target, distance, yaw, pitch}, `
 ``{"key": PYGLET_KEY_NAME}``, ``{"text": "abc"}`` (typed: key presses and text events),
 ``{"frames": n}``, ``{"wait_load": true}``, ``{"shot": "name"}`` (OUT_DIR/name.png),
 ``{"pan": [dx, dy]}`` (the camera, as a right drag),
+``broken_section`` (true: a first section that raises, for the panel's error recovery),
 ``{"pick": [x, y]}`` (records which body the scene would pick there),
 ``{"find_body_under_panel": true}`` (a pixel on the panel over a body that is not static: the
 "spot" that ``click_at`` / ``drag_at`` may name).
@@ -46,6 +47,18 @@ def main(config_path, out):
     from app.viewer.window import ViewerWindow
     from app.world import World
 
+    if cfg.get("broken_section"):  # a section that raises half-way (a push and a child left open)
+        from imgui_bundle import imgui
+
+        from app.viewer.panel import SECTIONS
+
+        def broken(session):
+            imgui.push_id("half")
+            imgui.begin_child("##half", (0.0, 40.0))
+            imgui.text("drawn before the error")
+            raise RuntimeError("a section's bug")
+
+        SECTIONS.insert(0, ("Broken", broken))
     os.makedirs(out, exist_ok=True)
     width, height = cfg.get("size", [1280, 720])
     session = Session(World([]))

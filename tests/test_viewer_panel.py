@@ -209,3 +209,12 @@ def test_h_opens_the_help_section_of_the_panel(main_run):
     before, after = steps[15], steps[16]
     assert not before["flags"]["help"] and after["flags"]["help"]
     assert "help_table" not in before["items"] and "help_table" in after["items"]
+
+
+def test_a_section_that_raises_is_reported_and_the_panel_goes_on(tmp_path, display):  # noqa: F811
+    steps = [{"click": "section:Broken"}, {"frames": 3}, {"click": "overlay:aabbs", "shot": "after"}]
+    cfg = {"scene": "primitives", "paused": True, "broken_section": True, "steps": steps}
+    (_, first, clicked), shots = drive(tmp_path, display, cfg)
+    assert any("panel section 'Broken' failed: RuntimeError: a section's bug" in m for m in first["messages"])
+    assert clicked["flags"]["aabbs"]  # the sections after it still work
+    assert panel_fraction(shots["after"], clicked["rects"][1]) > 0.3

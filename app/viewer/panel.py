@@ -88,6 +88,8 @@ class Panel:
         self.plot_context = implot.create_context()
         io = imgui.get_io()
         io.set_ini_filename("")  # no imgui.ini: the layout is the program's
+        io.config_error_recovery_enable_assert = False  # a section that raises is recovered from (see _sections)
+        io.config_error_recovery_enable_tooltip = False  # and reported in a message
         if os.path.isfile(FONT):
             io.fonts.add_font_from_file_ttf(FONT, FONT_SIZE)
         self._style()
@@ -104,6 +106,7 @@ class Panel:
         self.open = {title: title in OPEN_AT_START for title, _ in SECTIONS}
         self.state = {}  # what sections keep between frames (text fields, dialogs), by their own keys
         self._help = None
+        self._failed = {}  # section title -> its last error (said once), the section folded
         self._last = time.perf_counter()
         self.session = None
         self.bind(session)
@@ -272,6 +275,9 @@ class Panel:
                     self._help = help_on
                     if help_on:
                         imgui.set_scroll_here_y(0.0)
+                if self._failed.get(title, (None, False))[1]:
+                    imgui.set_next_item_open(False)
+                    self._failed[title] = (self._failed[title][0], False)
                 opened = imgui.collapsing_header(title, imgui.TreeNodeFlags_.default_open
                                                  if self.open.get(title) else 0)
                 self.items["section:" + title] = _rect()
@@ -282,9 +288,12 @@ class Panel:
                     imgui.push_id(title)
                     try:
                         draw(session)
-                    except Exception as exc:  # a section's bug must not take the viewer down
-                        session.say(f"panel section {title!r} failed: {type(exc).__name__}: {exc}", error=True)
-                        imgui.internal.error_recovery_try_to_recover_window_state(saved)
+                    except Exception as exc:  # a section's bug must not take the viewer down: fold it, say why
+                        imgui.internal.error_recovery_try_to_recover_state(saved)  # its pushes and children
+                        text = f"panel section {title!r} failed: {type(exc).__name__}: {exc}"
+                        if self._failed.get(title, (None,))[0] != text:
+                            session.say(text, error=True)
+                        self._failed[title] = (text, True)
                     else:
                         imgui.pop_id()
                     imgui.spacing()
