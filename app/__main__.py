@@ -51,6 +51,8 @@ def _parser():
     p.add_argument("--narrow-response", default="sat", choices=("sat", "gjk"),
                    help="what builds the solver's contacts for hull pairs: sat (default) or gjk (one-point "
                         "GJK / EPA manifolds; stacks fall)")
+    p.add_argument("--no-panel", action="store_true",
+                   help="no GUI panel: the text HUD only (F1 hides / shows the panel in the viewer)")
     p.add_argument("--demo", action="store_true", help="print one query of each kind and exit (no GL)")
     p.add_argument("--bench", nargs="?", const="10,100,500", metavar="N,N,...",
                    help="print frame-time phases for scenes of this many bodies (default 10,100,500), headless")
@@ -141,6 +143,10 @@ def main(argv=None, prepare=None):
         os.environ["PYGLET_HEADLESS"] = "1"
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
         args.frames = args.frames or 60
+    elif os.environ.get("PYOPENGL_PLATFORM") == "egl":
+        # a window's GL context is pyglet's GLX one: PyOpenGL (the GUI panel's backend) must not
+        # look for an EGL context (an environment left over from a headless run)
+        del os.environ["PYOPENGL_PLATFORM"]
 
     if args.bench is not None:
         try:
@@ -201,11 +207,12 @@ def main(argv=None, prepare=None):
 
     if args.frames is not None:
         run_frames(session, args.frames, width=width, height=height, script=script,
-                   screenshot=args.screenshot, report=args.report, visible=not headless)
+                   screenshot=args.screenshot, report=args.report, visible=not headless,
+                   panel=not args.no_panel)
         if args.screenshot:
             print(f"screenshot: {args.screenshot}")
     else:
-        run_interactive(session, width, height, report=args.report)
+        run_interactive(session, width, height, report=args.report, panel=not args.no_panel)
     return 0
 
 

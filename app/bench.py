@@ -3,7 +3,8 @@
 Each scene is a grid of the demo meshes (bodies of one mesh share its OBB
 tree and its GPU buffer), every body spinning, packed so that neighbours
 overlap now and then. Frames run headless through the real renderer with a
-fixed simulated step; the medians of each phase are printed per scene.
+fixed simulated step, the GUI panel drawn over them (its own phase, ``panel``);
+the medians of each phase are printed per scene.
 """
 
 import math
@@ -20,7 +21,7 @@ from .mesh_io import load_mesh
 from .scene import ASSETS, DEFAULT_SCENE, PALETTE
 from .world import Body, World, pose_matrix, rotation
 
-PHASES = ("update", "broad", "narrow", "render", "wall")
+PHASES = ("update", "broad", "narrow", "render", "panel", "wall")
 
 
 def stress_scene(n, seed=0, spacing=1.6):

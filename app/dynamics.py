@@ -368,6 +368,7 @@ class Dynamics:
         self.tolerance = float(tolerance)
         self.stats = {"dynamic": 0, "contact_points": 0, "sleeping": 0}
         self.grab = None  # the mouse joint (app.mouse_joint.MouseJoint) or None
+        self.allow_sleep = True  # False: no island falls asleep, and sleeping ones wake at the next step
 
     def grab_body(self, body, point, target, **options):
         """Pull the world ``point`` of ``body`` towards ``target`` with a mouse joint
@@ -410,7 +411,8 @@ class Dynamics:
         per second before sleep, where it changes no motion a person would follow."""
         st = table.state
         _islands(store.keys, store.count, store.depths, store.impulse, table.motion, st.velocity, st.spin,
-                 st.sleeping, st.still, self._grab_row(table), float(dt), float(SLEEP_TIME), float(SLEEP_SPEED),
+                 st.sleeping, st.still, self._grab_row(table), float(dt),
+                 float(SLEEP_TIME) if self.allow_sleep else math.inf, float(SLEEP_SPEED),
                  float(SLEEP_SPIN), float(SETTLE_SPEED), float(SETTLE_SPIN), float(SETTLE_DAMPING))
 
     def step(self, table, store, dt):

@@ -5,6 +5,7 @@ A scene file looks like::
     [scene]
     name = "pile in a bowl"
     dt = 0.008333            # fixed step, seconds (optional)
+    category = "concave"     # where the viewer's scene list shows it (optional)
 
     [[body]]
     name = "bowl"
@@ -62,7 +63,7 @@ MOTIONS = ("dynamic", "kinematic", "static")
 DECOMPOSE_KEYS = {"method": str, "max_pieces": int, "resolution": int, "threshold": float, "max_vertices": int}
 BODY_KEYS = {"name", "mesh", "shape", "size", "radius", "height", "scale", "position", "rotation_deg",
              "velocity", "angular_velocity", "density", "friction", "restitution", "motion", "color", "decompose"}
-SCENE_KEYS = {"name", "dt", "gravity"}
+SCENE_KEYS = {"name", "dt", "gravity", "category"}
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
 
@@ -115,6 +116,7 @@ class SceneSpec:
     dt: float = 1.0 / 120.0
     gravity: tuple = (0.0, -9.81, 0.0)
     path: str = None
+    category: str = None          # the viewer's scene list groups the scenes by it
 
 
 def _where(path, index, name):
@@ -356,10 +358,10 @@ def read_scene(path):
         try:
             if key not in SCENE_KEYS:
                 raise ValueError(f"{path}: [scene]: unknown key {key!r} (known: {', '.join(sorted(SCENE_KEYS))})")
-            if key == "name":
+            if key in ("name", "category"):
                 if not isinstance(value, str):
-                    raise ValueError(f"{path}: [scene]: key 'name': expected a string, got {_show(value)}")
-                spec.name = value
+                    raise ValueError(f"{path}: [scene]: key {key!r}: expected a string, got {_show(value)}")
+                setattr(spec, key, value)
             elif key == "dt":
                 spec.dt = _num(value, "dt", f"{path}: [scene]", low=DT_RANGE[0], high=DT_RANGE[1])
             else:
@@ -537,6 +539,8 @@ def format_scene(scene, base=None, header=()):
            for line in lines]
     out += [""] * bool(out) + ["[scene]", f"name = {_toml_string(scene.name)}", f"dt = {_toml_value(float(scene.dt))}",
             f"gravity = {_toml_value([float(g) for g in scene.gravity])}"]
+    if scene.category:
+        out.append(f"category = {_toml_string(scene.category)}")
     for b in scene.bodies:
         out.append("")
         out += _body_lines(b, base)

@@ -9,7 +9,7 @@ requested world point as a pixel, and the text boxes the HUD laid out.
 Config keys (all optional but ``scene``): ``scene`` (a path or an example's name),
 ``size`` [w, h], ``frames``, ``frame_dt``, ``flags`` {overlay: bool}, ``camera``
 {``target``, ``distance``, ``yaw``, ``pitch``}, ``paused``, ``resize`` [frame, w, h],
-``points`` [[x, y, z], ...].
+``points`` [[x, y, z], ...], ``panel`` (the GUI panel; default off: the text HUD).
 """
 
 import json
@@ -41,7 +41,7 @@ def main(config_path, out):
     for name, on in cfg.get("flags", {}).items():
         session.flags[name] = bool(on)
     session.world.paused = bool(cfg.get("paused", False))
-    win = ViewerWindow(session, width, height, visible=not headless)
+    win = ViewerWindow(session, width, height, visible=not headless, panel=bool(cfg.get("panel", False)))
     cam = session.camera
     for key, value in cfg.get("camera", {}).items():
         setattr(cam, key, np.array(value, float) if key == "target" else float(value))

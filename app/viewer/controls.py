@@ -51,6 +51,7 @@ BINDINGS = [
     ("APOSTROPHE", "gjk_step", 1, "GJK: next iteration (Shift: the last)"),
     ("SEMICOLON", "gjk_step", -1, "GJK: previous iteration (Shift: the first)"),
     ("H", "toggle", "help", "this help"),
+    ("F1", "panel", None, "the GUI panel on / off (off: this text HUD instead)"),
     ("F5", "save_scene", None, "save the scene (TOML) with the bodies where they are now"),
     ("F6", "next_scene", None, "load the next example scene (assets/scenes)"),
     ("ESCAPE", "quit", None, "quit"),

@@ -13,7 +13,8 @@ happens (:func:`app.viewer.window.apply_action` turns it into window events)::
     {"move": [dx, dy]}                           the held pointer moved by pixels
     {"release": true}                            left button up
 
-A script never ends a run: a file that cannot be read, is not JSON or not a list gives
+A click or press at a pixel covered by the GUI panel goes to the panel, as a person's does
+(``{"key": "F1"}`` hides it). A script never ends a run: a file that cannot be read, is not JSON or not a list gives
 one message and the run goes on without it; an action with a problem (an unknown field
 or key name, a value of the wrong type) gives a message naming the file, the action's
 number (from 1) and the problem, and is skipped while the others run. GL-free.

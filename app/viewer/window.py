@@ -28,7 +28,7 @@ def _key_name(symbol):
 class ViewerWindow(pyglet.window.Window):
     """The application window around a :class:`~app.viewer.session.Session`."""
 
-    def __init__(self, session, width=1280, height=720, visible=True):
+    def __init__(self, session, width=1280, height=720, visible=True, panel=True):
         config = pyglet.gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8,
                                   depth_size=24, double_buffer=True)
         super().__init__(width, height, caption="obbcollide viewer", resizable=True, config=config,
@@ -40,6 +40,11 @@ class ViewerWindow(pyglet.window.Window):
         self._fps = 0.0
         self.pointer = None  # where a scripted press holds the left button, (x, y), or None
         session.camera.width, session.camera.height = self.get_framebuffer_size()
+        self.panel = None  # the GUI panel (app.viewer.panel), drawn over the scene; F1 hides it
+        if panel:
+            from .panel import Panel
+
+            self.panel = Panel(self, session)
 
     # -- events --------------------------------------------------------------
 
@@ -106,8 +111,11 @@ class ViewerWindow(pyglet.window.Window):
         w, h = self.get_framebuffer_size()
         self.renderer.forget_missing(self.session.world.bodies)
         self.renderer.draw(self.session, w, h)
-        self.hud.draw(self.session.hud_lines(), self.session.help_text(), self.width, self.height)
+        if self.panel is None or not self.session.panel_visible:  # the panel has the status line and the help
+            self.hud.draw(self.session.hud_lines(), self.session.help_text(), self.width, self.height)
         self.session.times["render"] = time.perf_counter() - t0
+        if self.panel is not None:
+            self.panel.draw(self.session)  # its own phase, session.times["panel"]
 
     def save_screenshot(self, path):
         """Save the back buffer (the frame just rendered, before flip) as a PNG."""
@@ -128,9 +136,17 @@ class ViewerWindow(pyglet.window.Window):
         self.session.times["fps"] = self._fps
         t0 = time.perf_counter()
         self.session.update(real)
-        self.session.times["frame"] = time.perf_counter() - t0 + self.session.times["render"]
+        self.session.times["frame"] = (time.perf_counter() - t0 + self.session.times["render"]
+                                       + self.session.times.get("panel", 0.0))
         if self.session.quit_requested:
             pyglet.app.exit()
+
+    def close(self):
+        if self.panel is not None:
+            self.switch_to()
+            self.panel.close()
+            self.panel = None
+        super().close()
 
     def flip_with_screenshot(self):
         if self.session.screenshot_requested:
@@ -139,12 +155,12 @@ class ViewerWindow(pyglet.window.Window):
             self.save_screenshot(path)
 
 
-def run_interactive(session, width=1280, height=720, report=None):
+def run_interactive(session, width=1280, height=720, report=None, panel=True):
     """Open the window and run until the user quits.
 
     ``report``: a JSON path, written as :func:`run_frames` writes it, every second and on quitting
     (so a program driving the window, or a person, can follow a live session)."""
-    win = ViewerWindow(session, width, height)
+    win = ViewerWindow(session, width, height, panel=panel)
     pyglet.clock.schedule_interval(win.tick, 1 / 60.0)
     if report:
         recorder = Recorder(session)
@@ -169,6 +185,7 @@ class Recorder:
         st = session.world.stats
         self.frames.append({"frame": len(self.frames), "wall": wall, "update": st["update"],
                             "broad": st["broad"], "narrow": st["narrow"], "render": session.times["render"],
+                            "panel": session.times.get("panel", 0.0),
                             "candidates": st["candidates"], "box_tests": st["box_tests"],
                             "tri_tests": st["tri_tests"], "contacts": st["contacts"],
                             "max_speed": max_speed(session.world.bodies)})
@@ -202,7 +219,7 @@ class Recorder:
 
 
 def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, script=None,
-               screenshot=None, report=None, visible=False):
+               screenshot=None, report=None, visible=False, panel=True):
     """Run a fixed number of frames (headless or in a window), scripted, deterministic.
 
     Parameters
@@ -217,13 +234,15 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
         PNG of the last frame.
     report : str, optional
         JSON with per-frame phase timings and counts, and the final poses.
+    panel : bool
+        Draw the GUI panel (:mod:`app.viewer.panel`) over the scene.
 
     Returns
     -------
     dict
         The report.
     """
-    win = ViewerWindow(session, width, height, visible=visible)
+    win = ViewerWindow(session, width, height, visible=visible, panel=panel)
     script = sorted(script or [], key=lambda a: a.get("frame", 0))
     recorder = Recorder(session)
     k = 0
