@@ -35,7 +35,9 @@ from .controls import BINDINGS
 from .panel_bodies import draw_bodies
 from .panel_debug import draw_debug_draw
 from .panel_gl import PanelRenderer
+from .narrow_panel import draw_narrow_phase_section
 from .panel_help import draw_help, draw_log
+from .panel_inspect import SECTIONS as PAIR_SECTIONS
 from .panel_profiler import draw_profiler
 from .panel_scenes import draw_scenes
 from .panel_widgets import ERROR, GREY
@@ -50,6 +52,8 @@ SECTIONS = [
     ("Bodies", draw_bodies),
     ("Debug draw", draw_debug_draw),
     ("World", draw_world),
+    ("Narrow phase", draw_narrow_phase_section),
+    *PAIR_SECTIONS,  # Pair, Traversal, Separating axis, GJK and vector symbols
     ("Profiler", draw_profiler),
     ("Log", draw_log),
     ("Help", draw_help),
