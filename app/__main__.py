@@ -16,7 +16,7 @@ BROAD_PHASE_NAMES = ("brute", "sap", "grid", "octree", "tree")
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python3 -m app",
+        prog="python3 -m app" if __package__ == "app" else "obbcollide",
         description="Real-time rigid-body collision detection viewer: OBB trees, contacts, intersection curves.",
     )
     p.add_argument("--mesh", action="append", default=[], metavar="PATH",
@@ -53,7 +53,7 @@ def demo(seed=0, out=None):
     out = sys.stdout if out is None else out
     import numpy as np
 
-    import collision as c
+    import obbcollide as c
 
     rng = np.random.default_rng(seed)
     a = c.ConvexPolyhedron.from_points(rng.normal(size=(12, 3)))
@@ -196,8 +196,16 @@ def main(argv=None, prepare=None):
     return 0
 
 
-if __name__ == "__main__":
-    from app._bootstrap import ensure_environment, ensure_kernels
+def console_main():
+    """The ``obbcollide`` command of an installed package: no bootstrap (pip installed what it
+    needs); the kernels compile up front as in a checkout, their stamp in the user's cache."""
+    from ._bootstrap import ensure_kernels
 
-    ensure_environment("app")
+    sys.exit(main(prepare=ensure_kernels))
+
+
+if __name__ == "__main__":
+    from ._bootstrap import ensure_environment, ensure_kernels
+
+    ensure_environment(__package__)
     sys.exit(main(prepare=ensure_kernels))

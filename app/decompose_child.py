@@ -80,7 +80,7 @@ def fill_cache(vertices, faces, settings, folder, progress=None):
         with open(os.path.join(work, "job.json"), "w") as fh:
             json.dump({"settings": asdict(settings), "folder": os.path.abspath(folder)}, fh)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "app.decompose_child", work], cwd=root, env=env,
+            proc = subprocess.Popen([sys.executable, "-m", f"{__package__}.decompose_child", work], cwd=root, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         except OSError:
             return False

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-import collision as co
-from collision._jit import njit
+import obbcollide as co
+from obbcollide._jit import njit
 
 from .progress import report
 

@@ -50,6 +50,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from .assets import assets_dir
+
 __all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "format_scene", "save_path",
            "scene_registry", "user_data_dir", "SHAPES", "MOTIONS"]
 
@@ -61,7 +63,7 @@ BODY_KEYS = {"name", "mesh", "shape", "size", "radius", "height", "scale", "posi
              "velocity", "angular_velocity", "density", "friction", "restitution", "motion", "color", "decompose"}
 SCENE_KEYS = {"name", "dt", "gravity"}
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
+ASSETS = assets_dir()
 
 
 class SceneError(ValueError):

@@ -49,7 +49,7 @@ import trimesh
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-import collision as c  # noqa: E402
+import obbcollide as c  # noqa: E402
 from app.mesh_io import load_mesh  # noqa: E402
 from app.pieces import DecomposeSettings, cache_key, convex_pieces  # noqa: E402
 from app.progress import TerminalProgress  # noqa: E402

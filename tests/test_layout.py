@@ -1,6 +1,7 @@
 """The library stays a library: importing it pulls in no GL, no window, no app."""
 
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -22,10 +23,32 @@ def test_collision_sources_import_nothing_forbidden():
                 assert name.split(".")[0] not in FORBIDDEN, f"{path.name} imports {name}"
 
 
-def test_importing_collision_loads_no_gl_modules():
-    code = ("import sys, collision; bad = [m for m in sys.modules if m.split('.')[0] in "
-            f"{FORBIDDEN!r}]; print(bad); sys.exit(1 if bad else 0)")
+def test_importing_the_library_loads_no_gl_modules():
+    code = ("import sys, obbcollide; bad = [m for m in sys.modules if m.split('.')[0] in "
+            f"{FORBIDDEN + ('obbcollide_app',)!r}]; print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# What a program that embeds only the library needs besides the standard library.
+LIBRARY_DEPENDENCIES = {"numpy", "numba", "scipy", "llvmlite", "obbcollide"}
+
+
+def test_the_library_imports_only_numpy_numba_and_scipy():
+    """Importing the library and running a query of each kind loads no third-party module but
+    numpy, numba (llvmlite) and scipy: an embedding program can depend on just those."""
+    code = ("import sys, numpy as np, obbcollide as c\n"
+            "a = c.ConvexPolyhedron.from_points(np.random.default_rng(0).normal(size=(12, 3)))\n"
+            "b = c.ConvexPolyhedron.from_points(np.random.default_rng(1).normal(size=(12, 3)) + 0.5)\n"
+            "c.convex_convex_sat(a, b)\n"
+            "std = set(sys.stdlib_module_names) | {'_distutils_hack', '__editable___obbcollide_0_1_0_finder'}\n"
+            "extra = sorted({m.split('.')[0] for m in sys.modules} - std - "
+            f"{LIBRARY_DEPENDENCIES!r})\n"
+            "extra = [m for m in extra if not m.startswith(('_', '__editable__'))]\n"
+            "print(extra); sys.exit(1 if extra else 0)")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.scene import default_scene
 from app.viewer import controls
 from app.viewer.buffers import box_lines

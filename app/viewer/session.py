@@ -14,7 +14,7 @@ from collections import deque
 
 import numpy as np
 
-import collision as co
+import obbcollide as co
 
 from ..dynamics import Dynamics
 from ..world import rotation
@@ -634,7 +634,7 @@ class Session:
 
     def overlays(self):
         """Debug geometry for this frame, through the core's DebugDraw protocol."""
-        from collision import debug_draw as dd
+        from obbcollide import debug_draw as dd
 
         from .buffers import pixel_world_sizes
 
