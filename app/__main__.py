@@ -83,6 +83,22 @@ def _no_display():
         not os.environ.get("WAYLAND_DISPLAY")
 
 
+def _log_to_stderr():
+    """The command line shows the application's and the library's warnings and errors on stderr,
+    as plain lines (library code only logs; what to show is the program's choice)."""
+    import logging
+
+    for name in (__package__ or "app", "obbcollide"):
+        logger = logging.getLogger(name)
+        if not any(getattr(h, "_obbcollide_cli", False) for h in logger.handlers):
+            handler = logging.StreamHandler()  # sys.stderr of the moment
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            handler._obbcollide_cli = True
+            logger.addHandler(handler)
+            logger.setLevel(logging.WARNING)
+            logger.propagate = False
+
+
 def main(argv=None, prepare=None):
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -91,6 +107,7 @@ def main(argv=None, prepare=None):
     :func:`app._bootstrap.ensure_kernels`).
     """
     args = _parser().parse_args(argv)
+    _log_to_stderr()
     if args.demo:
         demo()
         return 0
