@@ -71,7 +71,9 @@ def fill_cache(vertices, faces, settings, folder, progress=None):
     Returns True when the child ended well (the entry is then there, unless the
     folder cannot be written); False otherwise (the caller computes in-process).
     """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the folder holding the top-level package (the checkout, or site-packages installed)
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        *[os.pardir] * (__package__.count(".") + 1)))
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with tempfile.TemporaryDirectory(prefix="obbcollide-pieces-") as work:
