@@ -18,7 +18,7 @@ NARROW_PHASE_NAMES = ("sat", "gjk", "vector-symbol", "triangles")
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python3 -m app",
+        prog="python3 -m app" if __package__ == "app" else "obbcollide",
         description="Real-time rigid-body collision detection viewer: OBB trees, contacts, intersection curves.",
     )
     p.add_argument("--mesh", action="append", default=[], metavar="PATH",
@@ -65,7 +65,7 @@ def demo(seed=0, out=None):
     out = sys.stdout if out is None else out
     import numpy as np
 
-    import collision as c
+    import obbcollide as c
 
     rng = np.random.default_rng(seed)
     a = c.ConvexPolyhedron.from_points(rng.normal(size=(12, 3)))
@@ -95,6 +95,22 @@ def _no_display():
         not os.environ.get("WAYLAND_DISPLAY")
 
 
+def _log_to_stderr():
+    """The command line shows the application's and the library's warnings and errors on stderr,
+    as plain lines (library code only logs; what to show is the program's choice)."""
+    import logging
+
+    for name in (__package__ or "app", "obbcollide"):
+        logger = logging.getLogger(name)
+        if not any(getattr(h, "_obbcollide_cli", False) for h in logger.handlers):
+            handler = logging.StreamHandler()  # sys.stderr of the moment
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            handler._obbcollide_cli = True
+            logger.addHandler(handler)
+            logger.setLevel(logging.WARNING)
+            logger.propagate = False
+
+
 def main(argv=None, prepare=None):
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -103,6 +119,7 @@ def main(argv=None, prepare=None):
     :func:`app._bootstrap.ensure_kernels`).
     """
     args = _parser().parse_args(argv)
+    _log_to_stderr()
     if args.demo:
         demo()
         return 0
@@ -216,8 +233,16 @@ def main(argv=None, prepare=None):
     return 0
 
 
-if __name__ == "__main__":
-    from app._bootstrap import ensure_environment, ensure_kernels
+def console_main():
+    """The ``obbcollide`` command of an installed package: no bootstrap (pip installed what it
+    needs); the kernels compile up front as in a checkout, their stamp in the user's cache."""
+    from ._bootstrap import ensure_kernels
 
-    ensure_environment("app")
+    sys.exit(main(prepare=ensure_kernels))
+
+
+if __name__ == "__main__":
+    from ._bootstrap import ensure_environment, ensure_kernels
+
+    ensure_environment(__package__)
     sys.exit(main(prepare=ensure_kernels))

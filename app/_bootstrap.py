@@ -26,10 +26,19 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# A source checkout has the project file beside the packages; an installed package (a wheel in
+# site-packages) has not, and then there is nothing to set up: pip installed the dependencies.
+CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "collision").is_dir()
+# The library's and the application's folders: ``collision/`` and ``app/`` in a checkout,
+# ``obbcollide/`` and ``obbcollide_app/`` installed.
+PACKAGES = ("collision", "app") if CHECKOUT else ("obbcollide", Path(__file__).resolve().parent.name)
 VENV = ROOT / ".venv"
 STAMP = VENV / ".obbcollide-installed"
 KERNELS = VENV / ".obbcollide-kernels"  # hash of the sources the cached kernels were compiled from
-COMPILED = VENV / ".obbcollide-compiled"  # hash of the sources whose kernels the setup compiled
+# hash of the sources whose kernels the setup compiled: in the checkout's .venv, or for an installed
+# package in the user's cache folder
+COMPILED = VENV / ".obbcollide-compiled" if CHECKOUT else \
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obbcollide" / "compiled"
 EXTRAS = "test,decompose"
 
 
@@ -57,7 +66,7 @@ def ensure_environment(module):
     module : str
         The ``-m`` module to re-run (``"app"`` or ``"tests"``).
     """
-    if os.environ.get("OBBCOLLIDE_NO_BOOTSTRAP"):
+    if os.environ.get("OBBCOLLIDE_NO_BOOTSTRAP") or not CHECKOUT:
         return
     if sys.version_info < (3, 10):
         sys.exit(f"obbcollide needs Python >= 3.10; this is {sys.version.split()[0]}")
@@ -73,7 +82,7 @@ def ensure_environment(module):
 
 def _sources_hash(root):
     h = hashlib.sha256()
-    for package in ("collision", "app"):
+    for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
@@ -89,7 +98,7 @@ def refresh_kernel_cache(root=ROOT, stamp=KERNELS):
     except OSError:
         pass
     gone = 0
-    for package in ("collision", "app"):
+    for package in PACKAGES:
         for pattern in ("*.nbi", "*.nbc"):
             for path in (root / package).rglob(pattern):
                 try:
@@ -106,7 +115,7 @@ def refresh_kernel_cache(root=ROOT, stamp=KERNELS):
 
 
 def _has_kernels(root):
-    return any(True for package in ("collision", "app") for _ in (root / package).rglob("*.nbi"))
+    return any(True for package in PACKAGES for _ in (root / package).rglob("*.nbi"))
 
 
 def ensure_kernels(root=ROOT, stamp=COMPILED):
@@ -127,7 +136,7 @@ def ensure_kernels(root=ROOT, stamp=COMPILED):
         done = False
     if done and _has_kernels(root):
         return 0
-    from app.warmup import StatusLine, compile_kernels
+    from .warmup import StatusLine, compile_kernels
 
     print("[setup] compiling the kernels (numba), once after an install or a change of the sources; "
           "they are cached on disk", file=sys.stderr, flush=True)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-import collision as co
+import obbcollide as co
 
 from .mesh_io import load_mesh
 from .scene import ASSETS, DEFAULT_SCENE, PALETTE

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collision._jit import njit
-from collision.shapes import HalfSpace, Hull
+from obbcollide._jit import njit
+from obbcollide.shapes import HalfSpace, Hull
 
 __all__ = ["Body", "MassProperties", "BodyTable", "STATIC", "KINEMATIC", "DYNAMIC"]
 

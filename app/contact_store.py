@@ -20,8 +20,8 @@ first word ``_W_*``):
 
 import numpy as np
 
-from collision._jit import njit
-from collision.manifold import KIND_NAMES
+from obbcollide._jit import njit
+from obbcollide.manifold import KIND_NAMES
 
 __all__ = ["ContactStore", "pack_rows", "next_store", "touch_events", "sort_store"]
 

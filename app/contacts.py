@@ -50,14 +50,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from collision._jit import njit
-from collision.convex_mesh import collide_convex_trimesh
-from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
-from collision.hull_batch import HullTable, collide_hull_pairs
-from collision.manifold import KIND_NAMES, Manifold
-from collision.round_batch import collide_sphere_pairs
-from collision.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
-from collision.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
+from obbcollide._jit import njit
+from obbcollide.convex_mesh import collide_convex_trimesh
+from obbcollide.halfspace_batch import CoreTable, collide_halfspace_pairs
+from obbcollide.hull_batch import HullTable, collide_hull_pairs
+from obbcollide.manifold import KIND_NAMES, Manifold
+from obbcollide.round_batch import collide_sphere_pairs
+from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
+from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
 from .body import DYNAMIC, STATIC, box_world_bounds
 from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, sort_store,

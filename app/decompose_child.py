@@ -100,7 +100,9 @@ def fill_cache(vertices, faces, settings, folder, progress=None):
     """
     from .pieces import DecomposerCrashed, DecomposerMissing
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the folder holding the top-level package (the checkout, or site-packages installed)
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        *[os.pardir] * (__package__.count(".") + 1)))
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with tempfile.TemporaryDirectory(prefix="obbcollide-pieces-") as work:
@@ -109,7 +111,7 @@ def fill_cache(vertices, faces, settings, folder, progress=None):
         with open(os.path.join(work, "job.json"), "w") as fh:
             json.dump({"settings": asdict(settings), "folder": os.path.abspath(folder)}, fh)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "app.decompose_child", work], cwd=root, env=env,
+            proc = subprocess.Popen([sys.executable, "-m", f"{__package__}.decompose_child", work], cwd=root, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         except OSError:
             return False

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from collision._jit import njit
+from obbcollide._jit import njit
 
 from .progress import report
 

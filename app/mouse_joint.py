@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from collision import _vec as v
+from obbcollide import _vec as v
 
 __all__ = ["MouseJoint", "soft_coefficients", "solve_mouse_joint", "JOINT_WIDTH"]
 

@@ -35,9 +35,9 @@ import time
 
 import numpy as np
 
-from collision.epa import convex_penetration
-from collision.hull_touch import TOUCH_ALGORITHMS, touch_hull_hull
-from collision.shapes import Hull, shape_world_aabb
+from obbcollide.epa import convex_penetration
+from obbcollide.hull_touch import TOUCH_ALGORITHMS, touch_hull_hull
+from obbcollide.shapes import Hull, shape_world_aabb
 
 __all__ = ["ALGORITHMS", "REFERENCE", "CLASSES", "RESPONSES", "NarrowPhaseChoice", "candidate_piece_pairs",
            "WHY_DISAGREE", "response_text"]

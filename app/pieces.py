@@ -23,6 +23,7 @@ is rebuilt.
 
 import hashlib
 import json
+import logging
 import numbers
 import os
 import tempfile
@@ -31,11 +32,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-import collision as co
-from collision._jit import njit
-from collision._validate import _show
+import obbcollide as co
+from obbcollide._jit import njit
+from obbcollide._validate import _show
 
 from .progress import report
+
+log = logging.getLogger(__name__)
 
 __all__ = ["DecomposeSettings", "ConvexPieces", "convex_pieces", "decompose", "is_convex",
            "cache_dir", "CACHE_FORMAT", "DecomposerMissing", "DecomposerCrashed"]
@@ -533,8 +536,8 @@ def _write_entry(path, key, pieces, settings):
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
-    except OSError:
-        pass  # a read-only or full cache only costs the next load its time
+    except OSError as exc:  # a read-only or full cache only costs the next load its time
+        log.warning("could not write the pieces cache entry %s: %s", path, exc)
 
 
 def _read_entry(path, key):
@@ -567,7 +570,8 @@ def _read_entry(path, key):
         if arrays is None:
             return None
         return _pieces_from_arrays(arrays, n, meta["method"])
-    except Exception:  # truncated zip, bad CRC, missing member, bad JSON: all mean "rebuild"
+    except Exception as exc:  # truncated zip, bad CRC, missing member, bad JSON: all mean "rebuild"
+        log.info("rebuilding the damaged pieces cache entry %s (%s)", path, exc)
         return None
 
 

@@ -10,7 +10,7 @@ unit mistake; guessing the units instead would be wrong as often as right).
 
 import numpy as np
 
-from collision.shapes import HalfSpace
+from obbcollide.shapes import HalfSpace
 
 __all__ = ["place_body", "size_note", "aabbs_overlap", "ground_for", "typical_size", "unit_scale"]
 

@@ -10,13 +10,14 @@ import os
 
 import numpy as np
 
-import collision as co
-from collision.shapes import Capsule, HalfSpace, Sphere, TriMesh
+import obbcollide as co
+from obbcollide.shapes import Capsule, HalfSpace, Sphere, TriMesh
 
+from .assets import meshes_dir
 from .progress import prefixed, report
 from .world import Body, MassProperties, World, pose_matrix, rotation
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
+ASSETS = meshes_dir()
 
 # Body colours, muted and away from the overlay colours (red triangles, yellow
 # curves, magenta contacts, cyan boxes) so the debug drawing always stands out.

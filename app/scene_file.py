@@ -47,12 +47,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collision._validate import _show, is_number
+from obbcollide._validate import _show, is_number
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
+
+from .assets import assets_dir
 
 __all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "format_scene", "save_path",
            "scene_registry", "user_data_dir", "SHAPES", "MOTIONS"]
@@ -65,7 +67,7 @@ BODY_KEYS = {"name", "mesh", "shape", "size", "radius", "height", "scale", "posi
              "velocity", "angular_velocity", "density", "friction", "restitution", "motion", "color", "decompose"}
 SCENE_KEYS = {"name", "dt", "gravity", "category"}
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
+ASSETS = assets_dir()
 
 
 class SceneError(ValueError):

@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from collision import _vec as v
+from obbcollide import _vec as v
 
 from .mouse_joint import solve_mouse_joint
 

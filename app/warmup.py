@@ -34,13 +34,14 @@ import time
 import numpy as np
 from numba.core import event
 
+from .assets import meshes_dir
 from .progress import report
 
 __all__ = ["CompileWatch", "StatusLine", "compile_kernels", "warm_up_world", "exercise", "tour", "zoo_world"]
 
 log = logging.getLogger(__name__)
 
-PROJECT = ("collision", "app")  # the packages whose kernels are counted and named
+PROJECT = ("obbcollide", "app", "obbcollide_app")  # the packages whose kernels are counted and named
 FRAME = 1.0 / 60.0
 
 
@@ -245,7 +246,7 @@ def exercise(world, seconds=1.0, interact=True):
         _step_frames(s, 1)
     s.do_throw(None, False)
     _step_frames(s, 20)
-    from collision.broad_phase import BROAD_PHASES
+    from obbcollide.broad_phase import BROAD_PHASES
 
     for name in BROAD_PHASES:
         world.set_broad_phase(name)
@@ -331,7 +332,7 @@ def zoo_world(folder):
     from .scene_file import BodySpec
     from .world import World
 
-    meshes = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
+    meshes = meshes_dir()
     specs = [BodySpec("ground", shape="plane", size=(4.0, 4.0), motion="static"),
              BodySpec("bowl", mesh=os.path.join(meshes, "bowl.ply"), position=(0.0, 0.45, 0.0), motion="static",
                       decompose={"method": "vhacd", "max_pieces": 16})]

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-import collision as co
-from collision.broad_phase import BROAD_PHASES, make_broad_phase
-from collision.shapes import HalfSpace
+import obbcollide as co
+from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
+from obbcollide.shapes import HalfSpace
 
 from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager

@@ -27,8 +27,8 @@ from numba import get_num_threads
 from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import collision as c  # noqa: E402
-from collision import batch  # noqa: E402
+import obbcollide as c  # noqa: E402
+from obbcollide import batch  # noqa: E402
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "meshes")
 PAIRS = [("gear", "torus_knot"), ("blob", "bowl"), ("capsule", "gear")]

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from collision.broad_phase import BROAD_PHASES, make_broad_phase  # noqa: E402
+from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase  # noqa: E402
 
 try:
     import fcl

@@ -10,7 +10,7 @@ For each mesh and backend, one row:
   above 1 the pieces bulge out of the mesh or fill its cavities, below 1 they
   leave parts of the solid uncovered).
 - d1/diag: largest distance from a mesh vertex to the union of the pieces
-  (the minimum over pieces of ``|p - collision.closest_pt_point_convex(p,
+  (the minimum over pieces of ``|p - obbcollide.closest_pt_point_convex(p,
   piece)|``, 0 inside a piece): how much of the surface the pieces miss.
 - d2/diag: largest distance from a piece vertex lying outside the mesh to the
   mesh surface (``trimesh.proximity.closest_point_naive``; inside/outside by
@@ -49,7 +49,7 @@ import trimesh
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-import collision as c  # noqa: E402
+import obbcollide as c  # noqa: E402
 from app.mesh_io import load_mesh  # noqa: E402
 from app.pieces import DecomposeSettings, cache_key, convex_pieces  # noqa: E402
 from app.progress import TerminalProgress  # noqa: E402

@@ -100,12 +100,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import trimesh  # noqa: E402
 
-import collision as co  # noqa: E402
+import obbcollide as co  # noqa: E402
 from app.mesh_io import load_mesh  # noqa: E402
 from app.pieces import DecomposeSettings, convex_pieces  # noqa: E402
 from app.scene import mass_properties  # noqa: E402
 from app.world import Body, World, pose_matrix, rotation  # noqa: E402
-from collision.shapes import Hull  # noqa: E402
+from obbcollide.shapes import Hull  # noqa: E402
 from tests._bodies import box_body, ground_body  # noqa: E402
 
 try:

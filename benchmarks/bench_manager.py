@@ -32,7 +32,7 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import collision as c  # noqa: E402
+import obbcollide as c  # noqa: E402
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "meshes")
 NAMES = ("torus_knot", "gear", "blob", "bowl", "capsule", "box")

@@ -22,7 +22,7 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import collision as c  # noqa: E402
+import obbcollide as c  # noqa: E402
 
 
 def blob(subdiv, seed):
@@ -87,7 +87,7 @@ def ratio_of(ours, theirs, repeat):
 
 def cold_start():
     """Compile time on a cold numba cache versus a warm one (separate processes)."""
-    code = ("import time, numpy as np, trimesh; t=time.perf_counter(); import collision as c; "
+    code = ("import time, numpy as np, trimesh; t=time.perf_counter(); import obbcollide as c; "
             "m=trimesh.creation.icosphere(2); a=c.OBBTree(m); c.collide(a,np.eye(4),a,np.eye(4)); "
             "c.distance(a,np.eye(4),a,np.eye(4)); c.ray_cast(a,np.eye(4),[5,0,0],[-1,0,0]); "
             "print(time.perf_counter()-t)")

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from app.narrow_compare import ALGORITHMS, NarrowPhaseChoice, candidate_piece_pairs  # noqa: E402
 from app.scene import load_scene  # noqa: E402
 from app.scene_file import scene_registry  # noqa: E402
-from collision.hull_touch import touch_hull_hull  # noqa: E402
+from obbcollide.hull_touch import touch_hull_hull  # noqa: E402
 
 
 def median_time(fn, repeats):

@@ -59,12 +59,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scipy.spatial.transform import Rotation  # noqa: E402
 
-from collision.epa import convex_penetration  # noqa: E402
-from collision.hull_batch import HullTable, collide_hull_pairs  # noqa: E402
-from collision.hull_data import HullData  # noqa: E402
-from collision.manifold import SatCache, collide_hull_hull, collide_hull_hull_kernel  # noqa: E402
-from collision.narrow_phase import PairCache, collide_shapes  # noqa: E402
-from collision.shapes import Capsule, Sphere, box_hull  # noqa: E402
+from obbcollide.epa import convex_penetration  # noqa: E402
+from obbcollide.hull_batch import HullTable, collide_hull_pairs  # noqa: E402
+from obbcollide.hull_data import HullData  # noqa: E402
+from obbcollide.manifold import SatCache, collide_hull_hull, collide_hull_hull_kernel  # noqa: E402
+from obbcollide.narrow_phase import PairCache, collide_shapes  # noqa: E402
+from obbcollide.shapes import Capsule, Sphere, box_hull  # noqa: E402
 
 try:
     import pybullet as pb

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import fcl  # noqa: E402
 
-from collision import OBB, closest_pt_point_triangle, test_obb_obb, test_triangle_triangle  # noqa: E402
+from obbcollide import OBB, closest_pt_point_triangle, test_obb_obb, test_triangle_triangle  # noqa: E402
 
 
 def median_time(fn, repeats):

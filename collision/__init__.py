@@ -1,4 +1,4 @@
-"""collision: exact, compiled collision-detection primitives and queries.
+"""obbcollide: exact, compiled collision-detection primitives and queries.
 
 The library knows nothing of windows or worlds: it takes arrays (float64,
 ``(3,)`` for one query or ``(n, 3)`` for a batch) and returns arrays or small
@@ -9,6 +9,8 @@ Zhang, Ma and Yu, *Vector symbol analysis for collision detection of models in
 three dimensions* (the vector-symbol method); Gottschalk, Lin and Manocha,
 *OBBTree*.
 """
+
+__version__ = "0.1.0"
 
 from .closest_point import (
     closest_pt_point_aabb,

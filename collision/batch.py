@@ -2,20 +2,20 @@
 
 Motion planning, grasp sampling and data generation ask the same question of
 one pair of meshes at thousands of poses. A Python loop over
-:func:`collision.collide` pays the argument checks and the result object at
+:func:`obbcollide.collide` pays the argument checks and the result object at
 every call, on one core. Here the poses come as arrays, ``(4, 4)`` or
 ``(n, 4, 4)`` or any leading shape, broadcast against each other like numpy
 (``(4, 4)`` with ``(n, 4, 4)``, ``(n, 4, 4)`` with ``(n, 4, 4)``,
 ``(n, 1, 4, 4)`` with ``(m, 4, 4)`` gives an ``(n, m)`` grid); they are
 checked once, in bulk, and one compiled loop runs the same traversals as the
-single queries (:func:`collision.mesh_query.collide_kernel`,
-:func:`collision.mesh_query.distance_kernel`), so every entry equals the
+single queries (:func:`obbcollide.mesh_query.collide_kernel`,
+:func:`obbcollide.mesh_query.distance_kernel`), so every entry equals the
 single call's answer. The loop is cut into one run of consecutive pairs per
 numba thread; a batch too small to pay for the threads' start
 (:data:`MIN_PAIRS_PER_THREAD` pairs per thread) stays on one.
 
 The pair kernels here (one pair of posed trees: :func:`collide_pair_trees`,
-:func:`contained_pair_trees`) are also what :class:`collision.CollisionManager`
+:func:`contained_pair_trees`) are also what :class:`obbcollide.CollisionManager`
 runs over its broad phase's candidate pairs.
 """
 
@@ -46,7 +46,7 @@ MIN_PAIRS_PER_THREAD = 256
 @njit
 def _any_inside(nodes, links, tris, pts, r, t):
     """Does any point of ``pts`` (k, 3), placed by ``r, t`` into the closed mesh's
-    model frame, lie inside it? Ray parity as :func:`collision.mesh_query._inside`:
+    model frame, lie inside it? Ray parity as :func:`obbcollide.mesh_query._inside`:
     the first direction whose count is not ambiguous decides (the last one if all are)."""
     for k in range(pts.shape[0]):
         p = (pts[k, 0], pts[k, 1], pts[k, 2])
@@ -67,7 +67,7 @@ def _any_inside(nodes, links, tris, pts, r, t):
 @njit
 def contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb):
     """1 when B lies inside closed A, 2 when A lies inside closed B, 0 otherwise
-    (for surfaces known not to meet; the order of :func:`collision.mesh_query._containment`).
+    (for surfaces known not to meet; the order of :func:`obbcollide.mesh_query._containment`).
 
     ``ca``, ``cb``: the meshes are closed; ``pta``, ``ptb`` (k, 3): one model-frame
     vertex of each connected component (:attr:`OBBTree.component_vertices`).
@@ -85,7 +85,7 @@ def contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb):
 
 @njit
 def collide_pair_trees(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, pairs_buf, segs_buf):
-    """Yes / no of :func:`collision.collide` (``first_contact=True``) on two posed trees'
+    """Yes / no of :func:`obbcollide.collide` (``first_contact=True``) on two posed trees'
     arrays: a triangle pair meets, or (``containment``) a closed mesh holds the other.
 
     Poses are trusted (checked by the caller). ``pairs_buf`` (>= 1, 2) and
@@ -187,7 +187,7 @@ def check_poses(value, name):
         shape that does not end in ``(4, 4)``, NaN or infinity, not a rigid
         transform (rotation columns orthonormal within 1e-6, determinant
         positive, last row ``0 0 0 1``: the test of
-        :func:`collision.transform.check_pose_kernel`).
+        :func:`obbcollide.transform.check_pose_kernel`).
     """
     arr = as_array(value, name, (4, 4), finite=False)
     if arr.size == 0:
@@ -262,7 +262,7 @@ def _shaped(out, lead):
 def collide(tree_a, pose_a, tree_b, pose_b, containment=True, threads=None):
     """Do two meshes intersect at each of many pose pairs?
 
-    Entry ``i`` equals ``bool(collision.collide(tree_a, pose_a[i], tree_b,
+    Entry ``i`` equals ``bool(obbcollide.collide(tree_a, pose_a[i], tree_b,
     pose_b[i], first_contact=True, containment=containment))``.
 
     Parameters
@@ -274,7 +274,7 @@ def collide(tree_a, pose_a, tree_b, pose_b, containment=True, threads=None):
         gives ``(n, m)``). Empty batches give empty results.
     containment : bool
         A closed mesh lying entirely inside the other counts as a collision
-        (as :func:`collision.collide`).
+        (as :func:`obbcollide.collide`).
     threads : int, optional
         At most this many numba threads (default: all). A batch of fewer
         than :data:`MIN_PAIRS_PER_THREAD` pairs per thread uses fewer.
@@ -305,7 +305,7 @@ def collide(tree_a, pose_a, tree_b, pose_b, containment=True, threads=None):
 
 @dataclass(eq=False, slots=True)
 class DistanceBatch:
-    """Outcome of :func:`distance`: :class:`collision.DistanceResult`'s fields as arrays.
+    """Outcome of :func:`distance`: :class:`obbcollide.DistanceResult`'s fields as arrays.
 
     Attributes
     ----------
@@ -346,7 +346,7 @@ def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, containment, threads)
 def distance(tree_a, pose_a, tree_b, pose_b, threads=None):
     """Minimum distance between two meshes' surfaces at each of many pose pairs.
 
-    Entry ``i`` equals :func:`collision.distance` ``(tree_a, pose_a[i], tree_b,
+    Entry ``i`` equals :func:`obbcollide.distance` ``(tree_a, pose_a[i], tree_b,
     pose_b[i])``: the same traversal, so the same distance, points and
     triangles.
 
@@ -370,7 +370,7 @@ def distance(tree_a, pose_a, tree_b, pose_b, threads=None):
 def within(tree_a, pose_a, tree_b, pose_b, tolerance, threads=None):
     """Do two meshes come closer than ``tolerance`` (or overlap) at each of many pose pairs?
 
-    Entry ``i`` equals :func:`collision.within` ``(tree_a, pose_a[i], tree_b,
+    Entry ``i`` equals :func:`obbcollide.within` ``(tree_a, pose_a[i], tree_b,
     pose_b[i], tolerance)``: closer than ``tolerance``, touching, or a closed
     mesh holding the other.
 

@@ -3,10 +3,10 @@
 import numpy as np
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.scene import mass_properties
 from app.world import Body, pose_matrix
-from collision.shapes import HalfSpace, Sphere, box_hull
+from obbcollide.shapes import HalfSpace, Sphere, box_hull
 
 
 def ground_body(size=10.0, rot=None, name="ground"):

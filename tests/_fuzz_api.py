@@ -28,8 +28,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collision as co
-from collision._validate import MAX_COORD
+import obbcollide as co
+from obbcollide._validate import MAX_COORD
 
 COUNTS = Counter()
 FAILURES = []

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from collision.shapes import HalfSpace
+from obbcollide.shapes import HalfSpace
 
 __all__ = ["Solid", "point_triangle_distances", "winding_numbers", "signed_depths", "depth_in_mesh",
            "PairDepth", "interpenetration", "scene_interpenetration"]

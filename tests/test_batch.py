@@ -1,7 +1,7 @@
 """Batched collide / distance / within: equal to the loop of single calls, broadcasting like numpy.
 
-The reference is the library's own single-pair queries (``collision.collide``,
-``collision.distance``, ``collision.within``, tested against brute force and
+The reference is the library's own single-pair queries (``obbcollide.collide``,
+``obbcollide.distance``, ``obbcollide.within``, tested against brute force and
 python-fcl in test_mesh_query.py), called once per pose pair in a Python loop.
 The batch runs the same traversals, so the answers must be equal exactly, on
 any number of threads.
@@ -18,8 +18,8 @@ import trimesh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collision
-from collision import OBBTree, batch
+import obbcollide
+from obbcollide import OBBTree, batch
 
 SETTINGS = dict(deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -64,9 +64,9 @@ def loop_reference(ta, pa, tb, pb, tol):
     lead = np.broadcast_shapes(pa.shape[:-2], pb.shape[:-2])
     A = np.broadcast_to(pa, lead + (4, 4)).reshape(-1, 4, 4)
     B = np.broadcast_to(pb, lead + (4, 4)).reshape(-1, 4, 4)
-    hits = [bool(collision.collide(ta, a, tb, b, first_contact=True)) for a, b in zip(A, B)]
-    dists = [collision.distance(ta, a, tb, b) for a, b in zip(A, B)]
-    near = [collision.within(ta, a, tb, b, tol) for a, b in zip(A, B)]
+    hits = [bool(obbcollide.collide(ta, a, tb, b, first_contact=True)) for a, b in zip(A, B)]
+    dists = [obbcollide.distance(ta, a, tb, b) for a, b in zip(A, B)]
+    near = [obbcollide.within(ta, a, tb, b, tol) for a, b in zip(A, B)]
     return lead, hits, dists, near
 
 
@@ -100,7 +100,7 @@ def test_large_batch_on_all_threads_equals_loop_and_has_both_answers():
     got = batch.collide(ta, np.eye(4), tb, pb)
     assert np.array_equal(got, hits)
     assert 0.1 < np.mean(hits) < 0.9
-    contained = [collision.collide(ta, np.eye(4), tb, p).contained is not None for p in pb]
+    contained = [obbcollide.collide(ta, np.eye(4), tb, p).contained is not None for p in pb]
     assert sum(contained) > 10  # the small sphere inside the closed blob collides
     assert np.array_equal(batch.collide(ta, np.eye(4), tb, pb, containment=False),
                           [h and not c for h, c in zip(hits, contained)])
@@ -151,8 +151,8 @@ NOJIT_SCRIPT = '''
 import sys
 import numpy as np
 import trimesh
-import collision as c
-from collision import batch
+import obbcollide as c
+from obbcollide import batch
 
 g = trimesh.creation.icosphere(1, radius=0.5)
 b = trimesh.creation.box((0.5, 0.5, 0.5))

@@ -13,7 +13,7 @@ box, with the closed-form mass and inertia.
 import numpy as np
 import pytest
 
-import collision as co
+import obbcollide as co
 from app.body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable
 from app.scene import mass_properties
 from app.world import World, pose_matrix

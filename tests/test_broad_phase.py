@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collision.broad_phase import (
+from obbcollide.broad_phase import (
     BROAD_PHASES,
     BroadPhase,
     BruteForce,
@@ -312,7 +312,7 @@ def test_grid_oversized_boxes_go_to_their_own_list():
 
 def test_octree_boxes_touching_exactly_on_the_split_planes():
     """Boxes whose faces lie exactly on the octree's middle planes (half-open children)."""
-    from collision.broad_phase.octree import root_cube
+    from obbcollide.broad_phase.octree import root_cube
 
     corners_lo = np.array([[0.0, 0.0, 0.0], [7.9, 7.9, 7.9]])
     corners_hi = corners_lo + 0.1
@@ -498,7 +498,7 @@ def test_registry_and_factory():
 NOJIT_SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
-    from collision.broad_phase import BROAD_PHASES, make_broad_phase
+    from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
     rng = np.random.default_rng(9)
     phases = {name: make_broad_phase(name) for name in BROAD_PHASES}
     c = rng.uniform(0, 6, (80, 3))

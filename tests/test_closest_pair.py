@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-import collision as C
-from collision.closest_pair import PARALLEL_EPS
+import obbcollide as C
+from obbcollide.closest_pair import PARALLEL_EPS
 
 from ._reference import (
     POINT_TOL,

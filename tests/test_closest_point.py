@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import collision as C
+import obbcollide as C
 
 from ._reference import (
     POINT_TOL,

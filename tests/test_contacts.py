@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.contacts import ContactManager
 from app.world import Body, World, pose_matrix
-from collision.narrow_phase import collide_shapes, flip_manifold
-from collision.shapes import Hull
+from obbcollide.narrow_phase import collide_shapes, flip_manifold
+from obbcollide.shapes import Hull
 
 from ._bodies import ball_body, box_body, ground_body
 from ._reference import random_rotation
@@ -166,8 +166,8 @@ def test_sphere_rolling_on_the_ground_through_the_world():
 def test_a_box_on_a_static_triangle_mesh_gets_the_mesh_manifolds():
     """Convex piece against a TriMesh through the world: the manifolds are those of
     collide_convex_trimesh, keyed by triangle group, and they persist (ages grow)."""
-    from collision.convex_mesh import collide_convex_trimesh
-    from collision.shapes import TriMesh
+    from obbcollide.convex_mesh import collide_convex_trimesh
+    from obbcollide.shapes import TriMesh
 
     m = trimesh.creation.box(extents=(4.0, 0.2, 4.0))
     m = m.subdivide().subdivide()  # a tessellated slab: many coplanar triangles on top
@@ -220,7 +220,7 @@ def test_every_batch_gives_what_collide_shapes_gives(seed):
     pair kind comes with either shape first): each of the world's manifolds equals collide_shapes
     on its piece pair (same points within GJK's tolerance, or, past four points, the same deepest),
     and no touching piece pair is missing."""
-    from collision.shapes import Capsule
+    from obbcollide.shapes import Capsule
 
     rng = np.random.default_rng(seed)
     bodies = [ground_body(), ground_body(rot=co_rot(0.3), name="slope")]
@@ -291,8 +291,8 @@ def test_store_rows_from_a_batch_field_by_field(flip, with_caches):
     assignment: only pairs with points, every field, and seen from B (``flip``) the normal reversed,
     the points swapped and the face kinds swapped."""
     from app.contacts import ContactStore
-    from collision.hull_batch import ManifoldBatch
-    from collision.manifold import KIND_NAMES
+    from obbcollide.hull_batch import ManifoldBatch
+    from obbcollide.manifold import KIND_NAMES
 
     rng = np.random.default_rng(3)
     k = 40

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import collision as C
-from collision import ConvexPolyhedron
+import obbcollide as C
+from obbcollide import ConvexPolyhedron
 
 from ._reference import (
     POINT_TOL,

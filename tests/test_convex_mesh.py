@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
-from collision.convex_mesh import collide_convex_trimesh
-from collision.epa import convex_penetration
-from collision.shapes import Capsule, Hull, Sphere, TriMesh, box_hull
+import obbcollide as co
+from obbcollide.convex_mesh import collide_convex_trimesh
+from obbcollide.epa import convex_penetration
+from obbcollide.shapes import Capsule, Hull, Sphere, TriMesh, box_hull
 
 from ._reference import random_rotation
 

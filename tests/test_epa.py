@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collision import ConvexPolyhedron, closest_pt_point_convex, convex_convex_sat
-from collision.epa import (EPA_CONVERGED, EPA_FLAT, EPA_MAX_ITER_REACHED, convex_penetration, epa_kernel,
+from obbcollide import ConvexPolyhedron, closest_pt_point_convex, convex_convex_sat
+from obbcollide.epa import (EPA_CONVERGED, EPA_FLAT, EPA_MAX_ITER_REACHED, convex_penetration, epa_kernel,
                            penetration_kernel)
-from collision.gjk import gjk_distance, gjk_kernel, relative_transform
+from obbcollide.gjk import gjk_distance, gjk_kernel, relative_transform
 from tests._reference import random_rotation
 
 SETTINGS = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])

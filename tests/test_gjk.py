@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 
-from collision import (ConvexPolyhedron, closest_pt_point_convex, closest_pt_segment_segment,
+from obbcollide import (ConvexPolyhedron, closest_pt_point_convex, closest_pt_segment_segment,
                        closest_pt_triangle_triangle)
-from collision.gjk import (GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform, s1d, s2d,
+from obbcollide.gjk import (GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform, s1d, s2d,
                            s3d)
-from collision.sat import polyhedron_axes, sat_kernel
+from obbcollide.sat import polyhedron_axes, sat_kernel
 from tests._reference import (closest_between_hulls, closest_in_hull, dist_to_hull, point, random_rotation,
                               triangle)
 

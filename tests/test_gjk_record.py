@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from collision.gjk import gjk_distance
-from collision.gjk_record import gjk_steps
+from obbcollide.gjk import gjk_distance
+from obbcollide.gjk_record import gjk_steps
 
 quats = arrays(np.float64, 4, elements=st.floats(-1.0, 1.0)).filter(lambda q: np.linalg.norm(q) > 0.1)
 

@@ -37,11 +37,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from collision.halfspace_batch import CoreTable, collide_halfspace_pairs
-from collision.hull_batch import ManifoldBatch
-from collision.manifold import KIND_NAMES
-from collision.narrow_phase import collide_shapes
-from collision.shapes import Capsule, HalfSpace, Hull, Sphere, box_hull
+from obbcollide.halfspace_batch import CoreTable, collide_halfspace_pairs
+from obbcollide.hull_batch import ManifoldBatch
+from obbcollide.manifold import KIND_NAMES
+from obbcollide.narrow_phase import collide_shapes
+from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, box_hull
 
 TOL_REL = 1e-12  # points and depths, relative to the scene scale
 AREA_REL = 1e-9  # area of the reduced quad, relative to the reference's

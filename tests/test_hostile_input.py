@@ -182,7 +182,7 @@ def test_a_body_thrown_at_1e30_is_clamped_and_a_body_it_meets_stays_in_the_world
 CHILD_BROAD = """
 import resource, sys
 import numpy as np
-import collision as co
+import obbcollide as co
 n = 2000
 lo, hi = np.zeros((n, 3)), np.ones((n, 3))
 bp = co.make_broad_phase(sys.argv[1])

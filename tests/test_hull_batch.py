@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from collision import ConvexPolyhedron
-from collision.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
-from collision.hull_data import HullData
-from collision.manifold import KIND_NAMES, collide_hull_hull
+from obbcollide import ConvexPolyhedron
+from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
+from obbcollide.hull_data import HullData
+from obbcollide.manifold import KIND_NAMES, collide_hull_hull
 
 CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
 FIELDS = ("normal", "points_a", "points_b", "depths", "ids")

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collision.epa import convex_penetration
-from collision.hull_touch import (TOUCH_ALGORITHMS, TouchAnswer, hull_triangle_tree, touch_hull_hull,
+from obbcollide.epa import convex_penetration
+from obbcollide.hull_touch import (TOUCH_ALGORITHMS, TouchAnswer, hull_triangle_tree, touch_hull_hull,
                                   touch_hull_hull_brute, touch_hull_hull_gjk, touch_hull_hull_sat,
                                   touch_hull_hull_triangles, touch_hull_hull_vector_symbol)
-from collision.narrow_phase import PairCache, collide_hull_hull_gjk
-from collision.shapes import Hull, Sphere, box_hull
+from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk
+from obbcollide.shapes import Hull, Sphere, box_hull
 
 from ._reference import random_rotation
 

@@ -9,14 +9,14 @@ and the overlay geometry the session hands the renderer (colours, counts).
 import numpy as np
 import pytest
 
-import collision as co
+import obbcollide as co
 from app.scene import default_scene
 from app.scene_file import scene_registry
 from app.viewer.inspect import COLORS as INSPECT_COLORS
 from app.viewer.inspect import MAX_DRAWN_PAIRS
 from app.viewer.session import COLORS, Session
 from app.world import World
-from collision.traversal_record import axis_name
+from obbcollide.traversal_record import axis_name
 
 W, H = 800, 600
 
@@ -341,7 +341,7 @@ def test_session_keeps_the_root_boxes_axis(demo):
     pick_pair(demo, "gear", "box")
     demo.key("X")
     demo.overlays()
-    from collision.obb import test_obb_obb_kernel
+    from obbcollide.obb import test_obb_obb_kernel
 
     boxes = []
     for body in (demo.world.bodies[k] for k in demo.inspector.pair()):

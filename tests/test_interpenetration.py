@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.world import Body, pose_matrix
 from . import _interpenetration as I
 from ._bodies import box_body, ground_body

@@ -2,7 +2,7 @@
 
 References
 ----------
-* ``trimesh.collision.CollisionManager``: the colliding name pairs of
+* ``trimesh.obbcollide.CollisionManager``: the colliding name pairs of
   ``in_collision_internal`` / ``_other`` / ``_single``. Objects are added at
   the identity and then moved with ``set_transform`` (``add_object`` rounds
   its pose to float32).
@@ -37,9 +37,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import collision
-from collision import CollisionManager, OBBTree
-from collision import manager as manager_mod
+import obbcollide
+from obbcollide import CollisionManager, OBBTree
+from obbcollide import manager as manager_mod
 
 SETTINGS = dict(deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 DIST_TOL = 1e-9
@@ -102,7 +102,7 @@ def fcl_distance(na, pa, nb, pb):
 
 def surface_gap(na, pa, nb, pb):
     """Our distance between the two posed surfaces (0 when they meet)."""
-    return collision.distance(tree(na), pa, tree(nb), pb).distance
+    return obbcollide.distance(tree(na), pa, tree(nb), pb).distance
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,7 +159,7 @@ def scenes(draw, names=NAMES, min_size=3, max_size=7, spread=1.2):
 
 
 def build(scene, prefix="o"):
-    ours, theirs = CollisionManager(), trimesh.collision.CollisionManager()
+    ours, theirs = CollisionManager(), trimesh.obbcollide.CollisionManager()
     for k, (name, pose) in enumerate(scene):
         ours.add_object(f"{prefix}{k}", mesh(name), pose)
         theirs.add_object(f"{prefix}{k}", mesh(name))
@@ -182,7 +182,7 @@ def check_pair_sets(ours, theirs, objects_a, objects_b, tally):
             tally.touching += 1
             continue
         assert pair in ours and pair not in theirs, f"{pair}: trimesh says they collide, we do not"
-        r = collision.collide(tree(ma), pa, tree(mb), pb)
+        r = obbcollide.collide(tree(ma), pa, tree(mb), pb)
         assert r.contained is not None, f"{pair}: we say they collide, trimesh does not, and neither is inside"
         outer, inner = ((ma, pa), (mb, pb)) if r.contained == "b_in_a" else ((mb, pb), (ma, pa))
         assert outer[0] not in ("box", "capsule", "sphere", "cylinder"), f"{pair}: inside a convex mesh"
@@ -203,7 +203,7 @@ def check_contacts(data, objects, tally):
                 continue
             m, pose = objects[nm]
             tri = np.asarray(mesh(m).vertices)[mesh(m).faces[face]] @ pose[:3, :3].T + pose[:3, 3]
-            q = collision.closest_pt_point_triangle(c.point, *tri)
+            q = obbcollide.closest_pt_point_triangle(c.point, *tri)
             assert np.linalg.norm(q - c.point) < ON_SURFACE, f"contact point off {nm}'s face {face}"
             assert c.depth >= 0.0
 
@@ -298,7 +298,7 @@ def check_distance(dist, pair, data, ref, name_of):
         m, pose = name_of[nm]
         tri = np.asarray(mesh(m).vertices)[mesh(m).faces[data.index(nm)]] @ pose[:3, :3].T + pose[:3, 3]
         p = data.point(nm)
-        assert np.linalg.norm(collision.closest_pt_point_triangle(p, *tri) - p) < ON_SURFACE
+        assert np.linalg.norm(obbcollide.closest_pt_point_triangle(p, *tri) - p) < ON_SURFACE
         pts.append(p)
     assert abs(np.linalg.norm(pts[0] - pts[1]) - dist) < DIST_TOL
     assert data.distance == dist
@@ -381,7 +381,7 @@ def test_open_mesh_holds_nothing_closed_mesh_does():
     _, data = m.in_collision_single(small, return_data=True)
     assert len(data) == 1 and data[0].index("closed") == -1 and np.isnan(data[0].depth)
     # trimesh agrees here: the closed box is convex (FCL solid), the open one a surface
-    t = trimesh.collision.CollisionManager()
+    t = trimesh.obbcollide.CollisionManager()
     t.add_object("open", _open_box())
     t.add_object("closed", closed)
     assert t.in_collision_single(small, return_names=True) == (True, {"closed"})
@@ -453,7 +453,7 @@ def test_bad_mesh_and_names():
     with pytest.raises(ValueError, match="not in collision manager"):
         m.set_transform("x", np.eye(4))
     with pytest.raises(ValueError, match="other_manager"):
-        m.in_collision_other(trimesh.collision.CollisionManager())
+        m.in_collision_other(trimesh.obbcollide.CollisionManager())
 
 
 def test_empty_managers():
@@ -525,7 +525,7 @@ def test_the_library_imports_no_trimesh():
                 assert not any(a.name.split(".")[0] in ("trimesh", "fcl") for a in node.names), path.name
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 assert (node.module or "").split(".")[0] not in ("trimesh", "fcl"), path.name
-    code = ("import sys, numpy as np, collision as c; m = c.CollisionManager(); "
+    code = ("import sys, numpy as np, obbcollide as c; m = c.CollisionManager(); "
             "v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]); "
             "f = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]; "
             "m.add_object('a', (v, f)); assert m.in_collision_single((v, f)); "

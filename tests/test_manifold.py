@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
-from collision import ConvexPolyhedron, convex_convex_sat
-from collision.hull_data import HullData
-from collision.manifold import (ABS_TOL, EDGE_REL_TOL, FACE_REL_TOL, SatCache, collide_hull_hull, match_contacts,
+from obbcollide import ConvexPolyhedron, convex_convex_sat
+from obbcollide.hull_data import HullData
+from obbcollide.manifold import (ABS_TOL, EDGE_REL_TOL, FACE_REL_TOL, SatCache, collide_hull_hull, match_contacts,
                                 reduce_contacts, unpack_feature_id)
 
 TOL = 1e-9

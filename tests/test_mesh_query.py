@@ -54,9 +54,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from collision import OBBTree, closest_pt_point_triangle, closest_pt_triangle_triangle, collide, distance, \
+from obbcollide import OBBTree, closest_pt_point_triangle, closest_pt_triangle_triangle, collide, distance, \
     ray_cast, within
-from collision import test_triangle_triangle as tri_tri_test
+from obbcollide import test_triangle_triangle as tri_tri_test
 
 AMBIGUOUS = 1e-9  # |signed SAT gap| below this: the exact answer is decided by rounding
 ON_TRI = 1e-9  # a point reported on a triangle is within this of it

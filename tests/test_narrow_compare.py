@@ -23,11 +23,11 @@ from app.narrow_compare import ALGORITHMS, CLASSES, NarrowPhaseChoice, candidate
 from app.scene import load_scene
 from app.scene_file import scene_registry
 from app.world import World
-from collision.epa import convex_penetration
-from collision.hull_touch import touch_hull_hull_brute
-from collision.manifold import collide_hull_hull
-from collision.narrow_phase import test_hull_hull_vector_symbol as vector_symbol_yes
-from collision.shapes import Hull
+from obbcollide.epa import convex_penetration
+from obbcollide.hull_touch import touch_hull_hull_brute
+from obbcollide.manifold import collide_hull_hull
+from obbcollide.narrow_phase import test_hull_hull_vector_symbol as vector_symbol_yes
+from obbcollide.shapes import Hull
 
 from ._bodies import box_body, ground_body
 

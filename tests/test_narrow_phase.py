@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import collision as co
-from collision.narrow_phase import (PairCache, UnsupportedPair, collide_shapes, flip_manifold)
-from collision.shapes import Capsule, HalfSpace, Hull, Sphere, box_hull, shape_world_aabb
+import obbcollide as co
+from obbcollide.narrow_phase import (PairCache, UnsupportedPair, collide_shapes, flip_manifold)
+from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, box_hull, shape_world_aabb
 
 from ._reference import random_rotation
 
@@ -292,7 +292,7 @@ def test_bad_half_space_normal():
 def test_vector_symbol_test_agrees_with_the_manifold_in_general_position(seed):
     """Seed 003's yes / no against the SAT manifold's: the same answer unless the hulls are
     within 1e-6 of touching (where the paper's convention, touching is no collision, differs)."""
-    from collision.narrow_phase import test_hull_hull_vector_symbol
+    from obbcollide.narrow_phase import test_hull_hull_vector_symbol
 
     rng = np.random.default_rng(seed)
     a = Hull.from_points(rng.normal(size=(12, 3)))

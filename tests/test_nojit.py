@@ -17,7 +17,7 @@ import numpy as np
 SCRIPT = textwrap.dedent('''
     import sys
     import numpy as np
-    import collision as c
+    import obbcollide as c
 
     def compute():
         rng = np.random.default_rng(42)

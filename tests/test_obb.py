@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import linprog
 
-from collision.obb import OBB, OBB_EPSILON
-from collision.obb import test_obb_obb as obb_test
+from obbcollide.obb import OBB, OBB_EPSILON
+from obbcollide.obb import test_obb_obb as obb_test
 
 LD = np.longdouble
 CONSERVATIVE_BAND = 1e-8  # rounding floor of the band in which the library may err towards "overlap"

@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from collision.obb_tree import FITS, OBBTree, eig_sym3
+from obbcollide.obb_tree import FITS, OBBTree, eig_sym3
 
 SLOW = os.environ.get("COLLISION_SLOW_TESTS", "") not in ("", "0")
 BOX_TOL = 1e-9  # relative to the mesh size: vertices may lie this far outside their node box

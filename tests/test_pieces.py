@@ -99,7 +99,7 @@ import pytest
 import trimesh
 from scipy.spatial import ConvexHull
 
-import collision as co
+import obbcollide as co
 from app import pieces as P
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
@@ -656,9 +656,8 @@ def test_cache_hit_builds_no_hull_and_no_tree(tmp_path, torus_mesh, reference, m
     def forbidden(*a, **k):
         raise AssertionError("a cache hit must not rebuild")
 
-    import collision.convex
-    import collision.obb_tree
-
+    import obbcollide.convex
+    import obbcollide.obb_tree
     monkeypatch.setattr(co.OBBTree, "__init__", forbidden)
     monkeypatch.setattr(co.ConvexPolyhedron, "from_points", forbidden)
     monkeypatch.setattr(collision.convex, "ConvexHull", forbidden)

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from app.world import World
-from collision.shapes import Sphere
+from obbcollide.shapes import Sphere
 
 from ._bodies import ball_body, box_body, ground_body
 from ._reference import random_rotation

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from collision.halfspace_batch import CoreTable
-from collision.manifold import KIND_NAMES
-from collision.narrow_phase import collide_shapes
-from collision.round_batch import collide_sphere_pairs
-from collision.shapes import Capsule, Hull, Sphere, box_hull
+from obbcollide.halfspace_batch import CoreTable
+from obbcollide.manifold import KIND_NAMES
+from obbcollide.narrow_phase import collide_shapes
+from obbcollide.round_batch import collide_sphere_pairs
+from obbcollide.shapes import Capsule, Hull, Sphere, box_hull
 
 from ._reference import random_rotation
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import linprog
 from scipy.spatial.transform import Rotation
 
-from collision import ConvexPolyhedron, convex_convex_sat
+from obbcollide import ConvexPolyhedron, convex_convex_sat
 
 
 def lp_intersect(va, vb):

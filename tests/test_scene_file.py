@@ -961,7 +961,7 @@ def test_a_missing_decomposer_falls_back_to_the_convex_hull_naming_the_body(tmp_
     was lost."""
     from scipy.spatial import ConvexHull
 
-    from collision.shapes import TriMesh
+    from obbcollide.shapes import TriMesh
 
     monkeypatch.setitem(sys.modules, "vhacdx", None)
     monkeypatch.setitem(sys.modules, "coacd", None)

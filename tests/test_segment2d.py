@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-import collision as C
+import obbcollide as C
 
 from ._reference import (
     bad_values,

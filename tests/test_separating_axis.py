@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from collision import ConvexPolyhedron
-from collision.obb import test_obb_obb_kernel as obb_kernel
-from collision.sat import convex_convex_sat
-from collision.separating_axis import EDGE_EDGE, FACE_A, FACE_B, KIND_NAMES, box_box_axes, convex_convex_axes
+from obbcollide import ConvexPolyhedron
+from obbcollide.obb import test_obb_obb_kernel as obb_kernel
+from obbcollide.sat import convex_convex_sat
+from obbcollide.separating_axis import EDGE_EDGE, FACE_A, FACE_B, KIND_NAMES, box_box_axes, convex_convex_axes
 
 quats = arrays(np.float64, 4, elements=st.floats(-1.0, 1.0)).filter(lambda q: np.linalg.norm(q) > 0.1)
 

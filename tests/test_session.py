@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.scene import default_scene
 from app.viewer import controls
 from app.viewer.buffers import box_lines
@@ -363,7 +363,7 @@ BAD_FILES = ["missing", "random.stl", "random.obj", "random.ply", "empty.stl", "
 
 
 @pytest.mark.parametrize("kind", BAD_FILES)
-def test_add_mesh_bad_file_changes_nothing(session, tmp_path, kind, capsys):
+def test_add_mesh_bad_file_changes_nothing(session, tmp_path, kind, caplog):
     rng = np.random.default_rng(0)
     if kind == "missing":
         path = tmp_path / "nowhere.obj"
@@ -389,7 +389,7 @@ def test_add_mesh_bad_file_changes_nothing(session, tmp_path, kind, capsys):
     assert len(session.messages) == n_msgs + 1
     text, _, error = session.messages[-1]
     assert error and path.name in text
-    assert path.name in capsys.readouterr().err
+    assert path.name in caplog.text  # logged: the command line shows it on stderr
     # The HUD shows it.
     assert any(path.name in line and line.startswith("! ") for line in session.hud_lines())
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import trimesh
 
-import collision as co
+import obbcollide as co
 from app.__main__ import _parser
 from app.dynamics import SLEEP_SPEED, SLEEP_SPIN
 from app.scene_file import scene_registry

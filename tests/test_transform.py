@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from collision.transform import POSE_ERRORS, as_pose, check_pose_kernel, checked_pose
+from obbcollide.transform import POSE_ERRORS, as_pose, check_pose_kernel, checked_pose
 
 from ._reference import random_rotation
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from collision import OBBTree, collide
-from collision.traversal_record import AXIS_NAMES, axis_name, record_collide
+from obbcollide import OBBTree, collide
+from obbcollide.traversal_record import AXIS_NAMES, axis_name, record_collide
 
 
 def quat_pose(q, t):

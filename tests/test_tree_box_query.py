@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import collision as co
-from collision.tree_box_query import test_triangle_box_kernel as triangle_box
-from collision.tree_box_query import triangles_near_box, triangles_near_box_brute
+import obbcollide as co
+from obbcollide.tree_box_query import test_triangle_box_kernel as triangle_box
+from obbcollide.tree_box_query import triangles_near_box, triangles_near_box_brute
 
 from ._reference import random_rotation
 

@@ -42,8 +42,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import linprog
 
-from collision.triangle import intersect_triangle_triangle as tri_intersect
-from collision.triangle import test_triangle_triangle as tri_test
+from obbcollide.triangle import intersect_triangle_triangle as tri_intersect
+from obbcollide.triangle import test_triangle_triangle as tri_test
 
 AMBIGUOUS = 1e-9  # |signed gap| below this: the exact answer is decided by rounding
 TOUCH = 1e-12  # reference distance at or below this counts as touching (rounding)

@@ -4,7 +4,7 @@
 else its ``__init__`` imports without an underscore), with the public
 methods, properties and ``__init__`` of the exported classes and the fields of
 the exported dataclasses, plus the public functions of every module of
-``collision.broad_phase``. Each of them must annotate every parameter and its
+``obbcollide.broad_phase``. Each of them must annotate every parameter and its
 return, and ``typing.get_type_hints`` must evaluate those annotations (no
 undefined name hides behind ``from __future__ import annotations``).
 
@@ -25,25 +25,24 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-import collision
-import collision.broad_phase
-
+import obbcollide
+import obbcollide.broad_phase
 # qualified name -> why it carries no annotations
 EXEMPT = {
-    "collision.broad_phase._base.reserve_keys":
+    "obbcollide.broad_phase._base.reserve_keys":
         "numba dispatcher (@njit kernel): annotations would not type its compiled signatures",
-    "collision.broad_phase._base.pairs_from_keys":
+    "obbcollide.broad_phase._base.pairs_from_keys":
         "numba dispatcher (@njit kernel): annotations would not type its compiled signatures",
 }
 
 # Names the walk must reach (a guard against a walk that silently finds nothing).
 MUST_CHECK = {
-    "collision.closest_pt_point_plane", "collision.collide", "collision.ray_cast", "collision.gjk_distance",
-    "collision.OBBTree.__init__", "collision.OBBTree.from_arrays", "collision.OBBTree.closed",
-    "collision.OBB.from_points", "collision.HullTable.add", "collision.ConvexPolyhedron.transformed",
-    "collision.DynamicAABBTree.__init__", "collision.BroadPhase.update", "collision.make_broad_phase",
-    "collision.broad_phase._base.check_boxes", "collision.broad_phase.grid.median_extent",
-    "collision.broad_phase.octree.root_cube",
+    "obbcollide.closest_pt_point_plane", "obbcollide.collide", "obbcollide.ray_cast", "obbcollide.gjk_distance",
+    "obbcollide.OBBTree.__init__", "obbcollide.OBBTree.from_arrays", "obbcollide.OBBTree.closed",
+    "obbcollide.OBB.from_points", "obbcollide.HullTable.add", "obbcollide.ConvexPolyhedron.transformed",
+    "obbcollide.DynamicAABBTree.__init__", "obbcollide.BroadPhase.update", "obbcollide.make_broad_phase",
+    "obbcollide.broad_phase._base.check_boxes", "obbcollide.broad_phase.grid.median_extent",
+    "obbcollide.broad_phase.octree.root_cube",
 }
 
 
@@ -53,16 +52,16 @@ def _is_dispatcher(obj):
 
 def _exported():
     """(qualified name, object) of everything ``collision`` exports."""
-    names = set(collision.__all__)
-    names |= {n for n, v in vars(collision).items()
+    names = set(obbcollide.__all__)
+    names |= {n for n, v in vars(obbcollide).items()
               if not n.startswith("_") and not inspect.ismodule(v)}
-    return sorted((f"collision.{n}", getattr(collision, n)) for n in names)
+    return sorted((f"obbcollide.{n}", getattr(obbcollide, n)) for n in names)
 
 
 def _broad_phase_functions():
-    """(qualified name, object) of the public module-level functions of collision.broad_phase."""
+    """(qualified name, object) of the public module-level functions of obbcollide.broad_phase."""
     out = []
-    pkg = collision.broad_phase
+    pkg = obbcollide.broad_phase
     modules = [pkg] + [importlib.import_module(f"{pkg.__name__}.{m.name}")
                        for m in pkgutil.iter_modules(pkg.__path__)]
     for mod in modules:
@@ -78,7 +77,7 @@ def _class_members(qual, cls):
     """(qualified name, function) of a class's public methods, properties and own ``__init__``."""
     out = []
     for klass in cls.__mro__:
-        if not klass.__module__.startswith("collision"):
+        if not klass.__module__.startswith("obbcollide"):
             continue
         for name, raw in vars(klass).items():
             if name.startswith("_") and name != "__init__":
@@ -132,7 +131,7 @@ def test_the_walk_covers_the_api():
         if not callable(obj):
             name = qual.rsplit(".", 1)[1]
             hints = {}
-            for mod in (collision, collision.broad_phase):
+            for mod in (obbcollide, obbcollide.broad_phase):
                 hints.update(typing.get_type_hints(mod))
             assert name in hints, f"{qual}: exported constant without an annotation"
 
@@ -191,9 +190,9 @@ def test_obb_tree_takes_a_mesh_like_object():
         vertices = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
         faces = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
 
-    tree = collision.OBBTree(Mesh())
+    tree = obbcollide.OBBTree(Mesh())
     assert tree.faces.shape == (4, 3) and tree.closed
-    hints = typing.get_type_hints(collision.OBBTree.__init__)
+    hints = typing.get_type_hints(obbcollide.OBBTree.__init__)
     assert "MeshLike" in repr(hints["vertices"])
 
 
@@ -266,7 +265,7 @@ def _pose(x=0.0):
 
 
 def test_returned_values_match_the_annotations():
-    c = collision
+    c = obbcollide
     rng = np.random.default_rng(0)
     one = rng.normal(size=3)
     many = rng.normal(size=(5, 3))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from collision import (
+from obbcollide import (
     ConvexPolyhedron,
     StandardModel,
     convex_convex_sat,
@@ -13,7 +13,7 @@ from collision import (
     position_factor,
     vector_symbol_collide,
 )
-from collision.vector_symbol import CASE_NAMES
+from obbcollide.vector_symbol import CASE_NAMES
 
 
 def polygon_model(points):

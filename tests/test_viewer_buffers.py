@@ -11,7 +11,7 @@ import pytest
 import trimesh
 
 from app.viewer import buffers as bf
-from collision import OBB
+from obbcollide import OBB
 
 from ._reference import random_rotation
 

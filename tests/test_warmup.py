@@ -86,7 +86,7 @@ COVERAGE = """
                 frames(1)
         frames(5)
         now = compiled()
-        new[name] = sorted({k for k, _ in now - before if k.split(".")[0] in ("app", "collision")})
+        new[name] = sorted({k for k, _ in now - before if k.split(".")[0] in ("app", "obbcollide", "obbcollide_app")})
         before = now
     print(json.dumps(new))
 """
@@ -120,7 +120,7 @@ FIRST_FRAMES = """
             s.flags[flag] = True
         s.overlays()
         s.hud_lines()
-        new[name] = sorted({k for k, _ in compiled() - before if k.split(".")[0] in ("app", "collision")})
+        new[name] = sorted({k for k, _ in compiled() - before if k.split(".")[0] in ("app", "obbcollide", "obbcollide_app")})
     print(json.dumps(new))
 """
 

@@ -15,7 +15,7 @@ import trimesh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import collision as co
+import obbcollide as co
 from app.scene import default_scene, make_body
 from app.world import World, pose_matrix
 
@@ -378,7 +378,7 @@ def test_every_broad_phase_of_the_world_equals_brute_force(name):
 
 def test_broad_phase_switches_in_order_and_the_cli_knows_them():
     from app.__main__ import BROAD_PHASE_NAMES
-    from collision.broad_phase import BROAD_PHASES
+    from obbcollide.broad_phase import BROAD_PHASES
 
     assert tuple(BROAD_PHASES) == BROAD_PHASE_NAMES
     w = World([], broad_phase="brute")

@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 
-import collision as co
-from collision.gjk_record import gjk_steps
-from collision.separating_axis import box_box_axes, convex_convex_axes
-from collision.traversal_record import axis_name, record_collide
-from collision.vector_symbol import CASE_NAMES, ZERO_TOL
+import obbcollide as co
+from obbcollide.gjk_record import gjk_steps
+from obbcollide.separating_axis import box_box_axes, convex_convex_axes
+from obbcollide.traversal_record import axis_name, record_collide
+from obbcollide.vector_symbol import CASE_NAMES, ZERO_TOL
 
 # At most this many node pairs are drawn in the scene (each is two boxes of 12 lines); the panel
 # and the HUD show the true count beside it when a traversal has more.

@@ -13,7 +13,7 @@ left, y down) so that a test can click them where they are.
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from collision.traversal_record import AXIS_NAMES
+from obbcollide.traversal_record import AXIS_NAMES
 
 from .inspect import COLORS, MAX_DRAWN_PAIRS
 

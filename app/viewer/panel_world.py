@@ -3,7 +3,7 @@ parameters, each changing what the step reads (see the session's ``set_*`` actio
 
 from imgui_bundle import imgui
 
-from collision.broad_phase import BROAD_PHASES
+from obbcollide.broad_phase import BROAD_PHASES
 
 from .panel_widgets import GREY, action_button, hint, keyed_checkbox, key_of, mark, tooltip
 from .session import GRAVITY_LIMIT, ITERATION_RANGE, STEP_RANGE, TIME_SCALE_RANGE

@@ -17,7 +17,7 @@ import pyglet
 from pyglet import gl
 from pyglet.graphics.shader import Shader, ShaderProgram
 
-from collision.shapes import HalfSpace
+from obbcollide.shapes import HalfSpace
 
 from .buffers import colors, flat_mesh, grid_extent, grid_lines, ground_fade, ground_quad, instance_rows, \
     pixel_world_sizes, tiny_bodies

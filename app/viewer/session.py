@@ -6,6 +6,7 @@ returns. Keeping this free of GL lets the tests drive the whole interaction
 without a window, and the window tests check that the pixels agree.
 """
 
+import logging
 import math
 import os
 import threading
@@ -14,12 +15,14 @@ from collections import deque
 
 import numpy as np
 
-import collision as co
+import obbcollide as co
 
 from ..dynamics import Dynamics
 from ..world import rotation
 from .camera import OrbitCamera
 from .controls import BINDINGS, MOVE_STEP, TURN_STEP, help_lines
+
+log = logging.getLogger(__name__)
 
 COLORS = {
     "background": (0.11, 0.12, 0.14),
@@ -154,13 +157,11 @@ class Session:
     # -- messages ------------------------------------------------------------
 
     def say(self, text, error=False):
-        """Show a message in the HUD (and on stderr for errors)."""
-        import sys
-
+        """Show a message in the HUD; an error is also logged (the command line shows it on stderr)."""
         self.messages.append((text, time.monotonic(), error))
         self.log.append(self.messages[-1])
         if error:
-            print(text, file=sys.stderr, flush=True)
+            log.error("%s", text)
 
     # -- keys ----------------------------------------------------------------
 
@@ -646,7 +647,7 @@ class Session:
 
     def overlays(self):
         """Debug geometry for this frame, through the core's DebugDraw protocol."""
-        from collision import debug_draw as dd
+        from obbcollide import debug_draw as dd
 
         from .buffers import pixel_world_sizes
 
