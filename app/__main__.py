@@ -12,7 +12,7 @@ import sys
 # The names of collision.broad_phase.BROAD_PHASES, spelt out so that --help imports no numba
 # (tests/test_world.py checks they agree).
 BROAD_PHASE_NAMES = ("brute", "sap", "grid", "octree", "tree")
-# The names of app.narrow_compare.ALGORITHMS, likewise (tests/test_narrow_compare.py checks them).
+# The names of app.world.narrow_compare.ALGORITHMS, likewise (tests/test_narrow_compare.py checks them).
 NARROW_PHASE_NAMES = ("sat", "gjk", "vector-symbol", "triangles")
 
 
@@ -124,14 +124,14 @@ def main(argv=None, prepare=None):
         demo()
         return 0
     if args.list_scenes:
-        from .scene_file import scene_registry
+        from .scene.scene_file import scene_registry
 
         for name, path in scene_registry().items():
             print(f"{name:20s} {path}")
         return 0
     scene_path = None
     if args.scene:
-        from .scene_file import scene_registry
+        from .scene.scene_file import scene_registry
 
         scene_path = scene_registry().get(args.scene, args.scene)
         if not os.path.isfile(scene_path):
@@ -181,9 +181,9 @@ def main(argv=None, prepare=None):
         run(counts, frames=args.frames or 60, width=width, height=height)
         return 0
 
-    from .scene import default_scene
+    from .scene.loader import default_scene
     from .viewer.session import Session
-    from .world import World
+    from .world.world import World
 
     world = World([]) if (args.empty or scene_path) else default_scene()
     if world.bodies:  # a cold kernel cache compiles here, before the window opens (a scene file: while it loads)

@@ -17,9 +17,9 @@ import numpy as np
 
 import obbcollide as co
 
-from .mesh_io import load_mesh
-from .scene import ASSETS, DEFAULT_SCENE, PALETTE
-from .world import Body, World, pose_matrix, rotation
+from .scene.mesh_io import load_mesh
+from .scene.loader import ASSETS, DEFAULT_SCENE, PALETTE
+from .world.world import Body, World, pose_matrix, rotation
 
 PHASES = ("update", "broad", "narrow", "render", "panel", "wall")
 

@@ -1,8 +1,8 @@
 """Progress of long loads: a callback protocol and a terminal progress bar.
 
 Loading a big mesh, cleaning it, decomposing it into convex pieces and
-building OBB trees can take seconds. The loaders (:mod:`app.mesh_io`,
-:mod:`app.pieces`) report what they do through one optional callback, so a
+building OBB trees can take seconds. The loaders (:mod:`app.scene.mesh_io`,
+:mod:`app.scene.pieces`) report what they do through one optional callback, so a
 terminal, the viewer's HUD or a test can follow along:
 
 ``progress(stage, fraction)``

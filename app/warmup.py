@@ -201,7 +201,7 @@ def exercise(world, seconds=1.0, interact=True):
 
     Parameters
     ----------
-    world : app.world.World
+    world : app.world.world.World
     seconds : float
         Simulated time at 60 frames a second (bodies fall, land and touch).
     interact : bool
@@ -209,7 +209,7 @@ def exercise(world, seconds=1.0, interact=True):
         the keys, throw a ball, switch through every broad phase, turn
         continuous detection off and on, pause and single-step, reset.
     """
-    from .dynamics import Dynamics
+    from .world.dynamics import Dynamics
     from .viewer.session import OVERLAYS, Session
 
     if not world.bodies:
@@ -251,7 +251,7 @@ def exercise(world, seconds=1.0, interact=True):
     for name in BROAD_PHASES:
         world.set_broad_phase(name)
         _step_frames(s, 3)
-    from .narrow_compare import ALGORITHMS
+    from .world.narrow_compare import ALGORITHMS
 
     s.set_narrow_compare(True)  # every narrow phase compared with the reference, then GJK driving the response
     for name in ALGORITHMS:
@@ -328,9 +328,9 @@ def zoo_world(folder):
     margin. Last, a box falling from high up, touching nothing for a while.
     ``folder`` receives the concave body's mesh file.
     """
-    from .scene import build_body
-    from .scene_file import BodySpec
-    from .world import World
+    from .scene.loader import build_body
+    from .scene.scene_file import BodySpec
+    from .world.world import World
 
     meshes = meshes_dir()
     specs = [BodySpec("ground", shape="plane", size=(4.0, 4.0), motion="static"),
@@ -368,8 +368,8 @@ def tour():
     frames with every overlay (the scenes' own loading and drawing), then a
     dropped mesh.
     """
-    from .scene import default_scene, load_scene
-    from .scene_file import scene_registry
+    from .scene.loader import default_scene, load_scene
+    from .scene.scene_file import scene_registry
 
     def zoo():
         with tempfile.TemporaryDirectory() as folder:
@@ -387,7 +387,7 @@ def tour():
 
     def dropped():
         from .viewer.session import Session
-        from .world import World
+        from .world.world import World
 
         with tempfile.TemporaryDirectory() as folder:
             before = os.environ.get("OBBCOLLIDE_CACHE")

@@ -1,4 +1,4 @@
-"""Convex decomposition: V-HACD (vhacdx) against CoACD (coacd), through app.pieces.
+"""Convex decomposition: V-HACD (vhacdx) against CoACD (coacd), through app.scene.pieces.
 
 For each mesh and backend, one row:
 
@@ -50,8 +50,8 @@ import trimesh
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 import obbcollide as c  # noqa: E402
-from app.mesh_io import load_mesh  # noqa: E402
-from app.pieces import DecomposeSettings, cache_key, convex_pieces  # noqa: E402
+from app.scene.mesh_io import load_mesh  # noqa: E402
+from app.scene.pieces import DecomposeSettings, cache_key, convex_pieces  # noqa: E402
 from app.progress import TerminalProgress  # noqa: E402
 
 ASSETS = os.path.join(ROOT, "assets", "meshes")

@@ -18,11 +18,11 @@ Scenes (issue 7's benchmark), the same for both contenders:
    (0.7) and ``bowl.ply`` (0.4), each about 0.7 m across, knot and gear turned
    90 degrees about x so that they lie flat (the bowl opens upwards), in turn
    (body k is mesh k mod 3); cleaned as the scene loader does
-   (``app.mesh_io.load_mesh``) and cut by the project's pipeline,
-   ``app.pieces.convex_pieces(..., DecomposeSettings(method="vhacd",
+   (``app.scene.mesh_io.load_mesh``) and cut by the project's pipeline,
+   ``app.scene.pieces.convex_pieces(..., DecomposeSettings(method="vhacd",
    max_pieces=16), cache=True)`` (V-HACD on the first run, a few seconds a
    mesh, then the disk cache). Density 1000; mass, centre of mass and inertia
-   tensor from the closed mesh (``app.scene.mass_properties``), not from the
+   tensor from the closed mesh (``app.scene.loader.mass_properties``), not from the
    pieces. 4 layers, 1.5 m apart, small random yaw. Ours: a :class:`Body` with
    ``pieces=`` (its shapes are the pieces' hulls). pybullet: the same hulls as
    one compound per mesh, ``createCollisionShapeArray([GEOM_MESH] * k,
@@ -40,7 +40,7 @@ Scenes (issue 7's benchmark), the same for both contenders:
    ``baseInertialFramePosition``; pybullet then reports the pose of that
    frame, and the settle check maps the hulls' points through it.
 
-Ours: :class:`app.world.World` (``dt = 1/60``, ``dynamics.iterations = 10``,
+Ours: :class:`app.world.world.World` (``dt = 1/60``, ``dynamics.iterations = 10``,
 ``exact=False``; the ground is ``tests/_bodies.ground_body()``, a half-space,
 or with ``--ground box`` a static 200 x 1 x 200 m box hull), timed around
 ``world.step()``. Its phases: ``world.stats["broad"]`` and ``["narrow"]``
@@ -101,10 +101,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import trimesh  # noqa: E402
 
 import obbcollide as co  # noqa: E402
-from app.mesh_io import load_mesh  # noqa: E402
-from app.pieces import DecomposeSettings, convex_pieces  # noqa: E402
-from app.scene import mass_properties  # noqa: E402
-from app.world import Body, World, pose_matrix, rotation  # noqa: E402
+from app.scene.mesh_io import load_mesh  # noqa: E402
+from app.scene.pieces import DecomposeSettings, convex_pieces  # noqa: E402
+from app.scene.loader import mass_properties  # noqa: E402
+from app.world.world import Body, World, pose_matrix, rotation  # noqa: E402
 from obbcollide.shapes import Hull  # noqa: E402
 from tests._bodies import box_body, ground_body  # noqa: E402
 
@@ -525,9 +525,9 @@ def main():
     global SLEEP
     SLEEP = not args.no_sleep
     if not SLEEP:
-        import app.dynamics
+        import app.world.dynamics
 
-        app.dynamics.SLEEP_TIME = float("inf")  # read at every step by Dynamics._sleep
+        app.world.dynamics.SLEEP_TIME = float("inf")  # read at every step by Dynamics._sleep
     if pb is None:
         print("note: pybullet is not installed (.venv/bin/pip install pybullet): its columns are skipped")
     load = os.getloadavg()

@@ -67,11 +67,11 @@ def _child(scene, launched):
 
     watch = CompileWatch()
     watch.__enter__()
-    from app.scene import default_scene
-    from app.scene_file import scene_registry
+    from app.scene.loader import default_scene
+    from app.scene.scene_file import scene_registry
     from app.viewer.session import Session
     from app.warmup import warm_up_world
-    from app.world import World
+    from app.world.world import World
 
     def since():
         return time.time() - launched
@@ -160,7 +160,7 @@ def main(argv=None):
         return _child_setup(launched) if scene == "SETUP" else _child(scene, launched)
 
     sys.path.insert(0, str(ROOT))
-    from app.scene_file import scene_registry
+    from app.scene.scene_file import scene_registry
 
     scenes = args.scenes.split(",") if args.scenes else ["default", *scene_registry()]
     results = {}

@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_narrow_compare.py [--frames N]``
 
 The stacks scene (25 boxes on a ground) is run for half a second so the boxes
 rest on each other; its candidate hull piece pairs
-(:func:`app.narrow_compare.candidate_piece_pairs`) are then answered, the
+(:func:`app.world.narrow_compare.candidate_piece_pairs`) are then answered, the
 same poses for every contender:
 
 - ours, per pair (median over the pairs of the median of repeats): each
@@ -13,7 +13,7 @@ same poses for every contender:
 - the peer for the reference: python-fcl's ``collide`` on the same hull
   triangles (``BVHModel``, OBBRSS, built once), a yes / no answer, per pair;
   the ratio ours / fcl is printed (< 1: ours faster);
-- per frame: :meth:`app.narrow_compare.NarrowPhaseChoice.run` for each
+- per frame: :meth:`app.world.narrow_compare.NarrowPhaseChoice.run` for each
   algorithm alone and compared with the reference (the pair enumeration
   included), median over ``--frames`` runs.
 
@@ -29,9 +29,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from app.narrow_compare import ALGORITHMS, NarrowPhaseChoice, candidate_piece_pairs  # noqa: E402
-from app.scene import load_scene  # noqa: E402
-from app.scene_file import scene_registry  # noqa: E402
+from app.world.narrow_compare import ALGORITHMS, NarrowPhaseChoice, candidate_piece_pairs  # noqa: E402
+from app.scene.loader import load_scene  # noqa: E402
+from app.scene.scene_file import scene_registry  # noqa: E402
 from obbcollide.hull_touch import touch_hull_hull  # noqa: E402
 
 

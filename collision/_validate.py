@@ -20,7 +20,7 @@ Ranges, with their reasons:
     finite answers; 5e299 squared is infinity, and Qhull crashed the process
     on points near it. (float64 resolves 128 units at 1e18: an application
     wants a far smaller world; the scene and mesh readers allow +-1e6, see
-    ``app.mesh_io.MAX_COORD``.)
+    ``app.scene.mesh_io.MAX_COORD``.)
 """
 
 import math

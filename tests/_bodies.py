@@ -4,8 +4,8 @@ import numpy as np
 import trimesh
 
 import obbcollide as co
-from app.scene import mass_properties
-from app.world import Body, pose_matrix
+from app.scene.loader import mass_properties
+from app.world.world import Body, pose_matrix
 from obbcollide.shapes import HalfSpace, Sphere, box_hull
 
 

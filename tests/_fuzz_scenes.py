@@ -5,11 +5,11 @@
 valid values or hostile ones (integers too large for float64, 1e300, NaN, infinity, strings
 such as "1.5", bools, nested arrays, wrong lengths, tables where numbers belong, unknown keys,
 decomposer settings past their range), sometimes a hostile ``[scene]`` table. Each file goes
-through :func:`app.scene.load_scene` and two world steps.
+through :func:`app.scene.loader.load_scene` and two world steps.
 
 The contract asserted for each file:
 
-- nothing but :class:`app.scene_file.SceneError` escapes ``load_scene`` (and that only for a
+- nothing but :class:`app.scene.scene_file.SceneError` escapes ``load_scene`` (and that only for a
   file with no usable ``[[body]]`` list, which these files always have: so never);
 - the anchor body loads; every body that is left out has a message starting with the file's
   path and naming the body;
@@ -29,8 +29,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.scene import load_scene
-from app.world import MAX_SPEED
+from app.scene.loader import load_scene
+from app.world.world import MAX_SPEED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOX_MESH = os.path.join(ROOT, "assets", "meshes", "box.ply")

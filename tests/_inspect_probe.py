@@ -36,12 +36,12 @@ def main(config_path, out):
     from imgui_bundle.python_backends.pyglet_backend import create_renderer
     from pyglet.window import key, mouse
 
-    from app.scene import default_scene
-    from app.scene_file import scene_registry
+    from app.scene.loader import default_scene
+    from app.scene.scene_file import scene_registry
     from app.viewer.panel_inspect import SECTIONS
     from app.viewer.session import Session
     from app.viewer.window import ViewerWindow
-    from app.world import World
+    from app.world.world import World
 
     width, height = cfg.get("size", [1280, 720])
     if cfg.get("scene", "default") == "default":

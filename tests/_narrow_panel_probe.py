@@ -28,7 +28,7 @@ def main(out):
 
     from app.viewer.narrow_panel import draw_narrow_phase_section
     from app.viewer.session import COLORS, Session
-    from app.world import World
+    from app.world.world import World
     from tests._bodies import box_body
 
     bodies = [box_body("left", [0.5, 0.5, 0.5], (0, 0, 0)), box_body("right", [0.5, 0.5, 0.5], (0.6, 0, 0)),

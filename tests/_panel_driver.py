@@ -42,10 +42,10 @@ def main(config_path, out):
         pyglet.options["headless"] = True
     from pyglet.window import key, mouse
 
-    from app.scene_file import scene_registry
+    from app.scene.scene_file import scene_registry
     from app.viewer.session import Session
     from app.viewer.window import ViewerWindow
-    from app.world import World
+    from app.world.world import World
 
     if cfg.get("broken_section"):  # a section that raises half-way (a push and a child left open)
         from imgui_bundle import imgui

@@ -29,10 +29,10 @@ def main(config_path, out):
 
     if headless:
         pyglet.options["headless"] = True
-    from app.scene_file import scene_registry
+    from app.scene.scene_file import scene_registry
     from app.viewer.session import Session
     from app.viewer.window import ViewerWindow
-    from app.world import World
+    from app.world.world import World
 
     width, height = cfg.get("size", [1280, 720])
     session = Session(World([]))

@@ -222,7 +222,7 @@ def test_a_mesh_above_the_triangle_limit_is_refused(folder, reference):
     ball.export(stl)
     write_obj(obj, ball.vertices, ball.faces)
     report, img, err = run(folder, "many", ["--mesh", stl, "--mesh", obj],
-                           prelude="import app.mesh_io\napp.mesh_io.MAX_TRIANGLES = 1000")
+                           prelude="import app.scene.mesh_io\napp.mesh_io.MAX_TRIANGLES = 1000")
     said(report, err, str(stl), "1,280 triangles (as its header says)", "more than the 1,000", "decimate")
     said(report, err, str(obj), "1,280 triangles", "more than the 1,000", "decimate")
     check_frame(report, img, reference)
@@ -237,7 +237,7 @@ os.environ["PYGLET_HEADLESS"] = "1"
 os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
 import pyglet
 pyglet.options["headless"] = True
-from app.scene import load_scene
+from app.scene.loader import load_scene
 from app.viewer.session import Session
 from app.viewer.window import run_frames
 world, _ = load_scene(sys.argv[1])

@@ -18,9 +18,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from app import pieces
-from app.scene import load_scene
-from app.scene_file import MAX_BODIES, read_scene
+from app.scene import pieces
+from app.scene.loader import load_scene
+from app.scene.scene_file import MAX_BODIES, read_scene
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEAR = os.path.join(ROOT, "assets", "meshes", "gear.ply")
@@ -105,7 +105,7 @@ def test_scene_settings_out_of_range_are_messages(tmp_path):
 
 
 def test_more_bodies_than_the_limit_keep_the_first(tmp_path, monkeypatch):
-    import app.scene_file as sf
+    import app.scene.scene_file as sf
 
     monkeypatch.setattr(sf, "MAX_BODIES", 3)
     path = tmp_path / "many.toml"
@@ -156,8 +156,8 @@ def test_a_decomposer_crash_is_a_message_and_the_other_bodies_load(tmp_path, mon
 
 
 def test_a_decomposer_crash_without_a_cache_runs_in_a_child_too(tmp_path, monkeypatch):
-    from app.decompose_child import convex_pieces
-    from app.mesh_io import load_mesh
+    from app.scene.decompose_child import convex_pieces
+    from app.scene.mesh_io import load_mesh
 
     abort_decomposer(tmp_path, monkeypatch)
     m = load_mesh(GEAR)
@@ -166,7 +166,7 @@ def test_a_decomposer_crash_without_a_cache_runs_in_a_child_too(tmp_path, monkey
 
 
 def test_a_body_thrown_at_1e30_is_clamped_and_a_body_it_meets_stays_in_the_world(tmp_path):
-    from app.world import MAX_SPEED
+    from app.world.world import MAX_SPEED
 
     world, errors = load_scene(scene(tmp_path, ""), cache=str(tmp_path / "cache"))
     ball = world.bodies[1]
@@ -213,10 +213,10 @@ def test_2000_bodies_at_one_spot_broad_phase_memory_is_bounded(name):
 CHILD_WORLD = """
 import resource, sys, time
 import numpy as np
-from app.body import Body
-from app.scene import build_body
-from app.scene_file import BodySpec
-from app.world import World
+from app.world.body import Body
+from app.scene.loader import build_body
+from app.scene.scene_file import BodySpec
+from app.world.world import World
 one = build_body(BodySpec(name="box", shape="box", size=(1.0, 1.0, 1.0)), cache=sys.argv[1])
 pose = np.eye(4)
 pose[1, 3] = 0.5
@@ -237,7 +237,7 @@ def test_2000_bodies_at_one_spot_a_world_step_is_bounded(tmp_path):
     """2000 boxes at one spot (1,999,000 candidate pairs): a step handles ``MAX_PAIRS`` of
     them, with a message, and its memory grows by less than 1 GB (measured: 0.4 GB; before
     the cap, 1000 boxes took 1.9 GB and 2000 did not finish)."""
-    from app.world import MAX_PAIRS
+    from app.world.world import MAX_PAIRS
 
     out = subprocess.run([sys.executable, "-c", CHILD_WORLD, str(tmp_path / "cache")], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)

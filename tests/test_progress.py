@@ -5,7 +5,7 @@ What is checked against what:
 - ``report``: a callback that requires two positional arguments gets
   ``(stage, fraction)`` (fraction clipped to [0, 1], None passed through);
   one with a single required argument (``list.append``, ``def step(text,
-  k=k)`` as app/scene.py writes it) gets the text ``"stage (40%)"`` or
+  k=k)`` as app/scene/loader.py writes it) gets the text ``"stage (40%)"`` or
   ``"stage"``; ``*args`` callables and callable objects are told apart the
   same way; ``None`` is a no-op. ``tee`` and ``prefixed`` forward to both forms.
 - ``TerminalProgress``, written to a ``StringIO`` (not a terminal) or to one
@@ -61,7 +61,7 @@ def test_one_argument_callback_gets_text():
 
 
 def test_one_required_argument_with_defaults_gets_text():
-    """app/scene.py's ``def step(text, k=k, b=b)``: the defaults must not receive the fraction."""
+    """app/scene/loader.py's ``def step(text, k=k, b=b)``: the defaults must not receive the fraction."""
     got = []
 
     def step(text, k=3, b="box"):

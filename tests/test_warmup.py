@@ -22,7 +22,7 @@ from numba import njit
 
 from app import _bootstrap
 from app.progress import report
-from app.scene_file import scene_registry
+from app.scene.scene_file import scene_registry
 from app.warmup import CompileWatch, StatusLine, warm_up_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,11 +49,11 @@ COVERAGE = """
     compile_kernels()
     before = compiled()
 
-    from app.scene import default_scene
-    from app.scene_file import scene_registry
+    from app.scene.loader import default_scene
+    from app.scene.scene_file import scene_registry
     from app.viewer.controls import BINDINGS
     from app.viewer.session import Session
-    from app.world import World
+    from app.world.world import World
 
     new = {}
     for name, path in [("default", None), *scene_registry().items()]:
@@ -106,9 +106,9 @@ FIRST_FRAMES = """
         return {(f"{d.py_func.__module__}.{d.py_func.__qualname__}", str(s))
                 for d in gc.get_objects() if isinstance(d, Dispatcher) for s in d.signatures}
 
-    from app.scene_file import scene_registry
+    from app.scene.scene_file import scene_registry
     from app.viewer.session import Session
-    from app.world import World
+    from app.world.world import World
 
     new = {}
     for name, path in scene_registry().items():
@@ -155,7 +155,7 @@ def test_compile_watch_counts_and_names_only_project_kernels():
 
 
 def test_warm_up_leaves_the_world_as_it_was():
-    from app.scene import load_scene
+    from app.scene.loader import load_scene
 
     world = load_scene(scene_registry()["primitives"])[0]
     start = np.array([b.pose for b in world.bodies])
@@ -166,7 +166,7 @@ def test_warm_up_leaves_the_world_as_it_was():
 
 def test_a_failing_warm_up_keeps_the_scene(monkeypatch, caplog):
     import app.warmup as warmup
-    from app.scene import load_scene
+    from app.scene.loader import load_scene
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -181,9 +181,9 @@ RESPONSIVE = """
     import json, threading, time
     from numba.core.compiler_lock import global_compiler_lock
 
-    from app.scene_file import scene_registry
+    from app.scene.scene_file import scene_registry
     from app.viewer.session import Session
-    from app.world import World
+    from app.world.world import World
 
     s = Session(World([]))  # as `--scene` starts: an empty world until the scene is in
     held, stop = threading.Event(), threading.Event()

@@ -7,14 +7,14 @@ with their signed distance, and why answers can differ.
 :func:`draw_narrow_overlay` adds to the scene's debug geometry (GL-free):
 a line between the pieces of every pair the chosen algorithm says touch, and
 the disagreeing pairs' pieces outlined in their own colour.
-State lives in the world's :class:`app.narrow_compare.NarrowPhaseChoice`;
+State lives in the world's :class:`app.world.narrow_compare.NarrowPhaseChoice`;
 the widgets change it through the session's actions
 (:meth:`app.viewer.session.Session.set_narrow_phase` and the two after it).
 """
 
 import numpy as np
 
-from ..narrow_compare import ALGORITHMS, CLASSES, REFERENCE, WHY_DISAGREE, response_text
+from ..world.narrow_compare import ALGORITHMS, CLASSES, REFERENCE, WHY_DISAGREE, response_text
 
 __all__ = ["draw_narrow_phase_section", "draw_narrow_overlay", "ALGORITHM_LABELS", "CLASS_LABELS",
            "OVERLAY_COLORS", "LISTED"]

@@ -7,7 +7,7 @@ import sys
 
 from imgui_bundle import imgui
 
-from ..scene_catalog import SCENE_SUFFIXES, RecentFiles, catalog
+from ..scene.catalog import SCENE_SUFFIXES, RecentFiles, catalog
 from .panel_widgets import GREY, action_button, hint, mark, tooltip
 
 __all__ = ["draw_scenes", "open_path", "start_dialog", "DIALOG_PROGRAMS"]
@@ -37,7 +37,7 @@ def _state(session):
 def open_path(session, path, recent=None):
     """Open ``path``: a ``.toml`` file loads as the scene, anything else is added as a mesh body.
     A missing file is a message, and nothing changes. Returns whether a load started (then the
-    path goes first in ``recent``, a :class:`~app.scene_catalog.RecentFiles`: the files opened
+    path goes first in ``recent``, a :class:`~app.scene.catalog.RecentFiles`: the files opened
     here, not those of the command line or the example list)."""
     path = os.path.expanduser(path.strip())
     if not path:

@@ -17,8 +17,8 @@ import numpy as np
 
 import obbcollide as co
 
-from ..dynamics import Dynamics
-from ..world import rotation
+from ..world.dynamics import Dynamics
+from ..world.world import rotation
 from .camera import OrbitCamera
 from .controls import BINDINGS, MOVE_STEP, TURN_STEP, help_lines
 
@@ -116,7 +116,7 @@ class Session:
 
     Parameters
     ----------
-    world : app.world.World
+    world : app.world.world.World
     screenshot_dir : str
         Where ``P`` saves screenshots.
     """
@@ -233,7 +233,7 @@ class Session:
         """A ball from the camera at the point it looks at, half the size of a typical body,
         reaching it in about half a second (Shift: 3x faster), aimed high by what gravity takes
         on the way; the oldest thrown balls go once there are more than MAX_THROWN."""
-        from ..scene import projectile_body
+        from ..scene.loader import projectile_body
 
         sizes = [b.radius for b in self.world.bodies if b.motion != "static"]
         radius = 0.5 * float(np.median(sizes)) if sizes else 0.1
@@ -317,7 +317,7 @@ class Session:
     def _drag_body(self, x, y):
         """Pull the dragged body towards the cursor in the view plane through the grabbed point.
 
-        A dynamic body hangs on the mouse joint (:class:`app.mouse_joint.MouseJoint`): soft, with a
+        A dynamic body hangs on the mouse joint (:class:`app.world.mouse_joint.MouseJoint`): soft, with a
         force of at most a few dozen times its weight and a speed of at most a few metres a second
         however fast the cursor moves, solved with the contacts, so a drag cannot fling it or
         blow up what it touches. A kinematic body follows the cursor exactly and wakes the
@@ -355,11 +355,11 @@ class Session:
         """Add a mesh file as a body; it loads in the background, as a scene does.
 
         The worker reads the file, cuts it into convex pieces (cached) and
-        builds its trees and mass (:func:`app.scene.load_mesh_body`) while the
+        builds its trees and mass (:func:`app.scene.loader.load_mesh_body`) while the
         window keeps drawing, the HUD showing the progress; files added while
         one loads wait their turn. :meth:`poll` then places the body in free
         space above the scene near where the camera looks
-        (:func:`app.placement.place_body`), selects it and reframes the camera.
+        (:func:`app.scene.placement.place_body`), selects it and reframes the camera.
         A bad file gives a message naming it, and nothing else changes.
 
         Parameters
@@ -371,7 +371,7 @@ class Session:
         scale : float, optional
             Multiplies the file's coordinates; default :attr:`mesh_scale`
             (``--mesh-scale``); None: 1, or a unit's factor when the file is
-            far larger than the scene's bodies (:func:`app.placement.unit_scale`).
+            far larger than the scene's bodies (:func:`app.scene.placement.unit_scale`).
         wait : bool
             Block until the body is in (scripts, tests).
         echo : bool
@@ -387,12 +387,12 @@ class Session:
         job = {"kind": "mesh", "path": path, "echo": echo}
 
         def prepare():  # when its turn comes: the scene it will join
-            from ..placement import typical_size
+            from ..scene.placement import typical_size
 
             job["index"], job["typical"] = len(self.world.bodies), typical_size(self.world.bodies)
 
         def work(progress):
-            from ..scene import load_mesh_body
+            from ..scene.loader import load_mesh_body
 
             return load_mesh_body(path, index=job["index"], motion=motion, scale=scale, typical=job["typical"],
                                   progress=progress)
@@ -407,7 +407,7 @@ class Session:
 
     def _place_mesh(self, job):
         """Put a loaded mesh body in the world: in free space, selected, in view."""
-        from ..placement import ground_for, place_body, size_note
+        from ..scene.placement import ground_for, place_body, size_note
 
         body, notes = job["result"]
         if body is None:
@@ -453,8 +453,8 @@ class Session:
             return False
 
         def work(progress):
-            from ..scene import load_scene
-            from ..scene_file import SceneError
+            from ..scene.loader import load_scene
+            from ..scene.scene_file import SceneError
 
             try:
                 world, errors = load_scene(path, progress=progress)
@@ -580,8 +580,8 @@ class Session:
         copy of the same name in the user's data folder is written (and updated by the next
         save) instead; the message says where.
         """
-        from ..scene import body_spec
-        from ..scene_file import SceneSpec, leading_comments, save_path, save_scene
+        from ..scene.loader import body_spec
+        from ..scene.scene_file import SceneSpec, leading_comments, save_path, save_scene
 
         source = path or self.scene_path or os.path.join(self.screenshot_dir, "scene.toml")
         target, copy = save_path(source)
@@ -613,7 +613,7 @@ class Session:
         return target
 
     def do_next_scene(self, _arg, _shift):
-        from ..scene_file import scene_registry
+        from ..scene.scene_file import scene_registry
 
         scenes = list(scene_registry().values())
         if not scenes:
@@ -770,11 +770,11 @@ class Session:
         """The help panel's lines, or an empty list when help is off."""
         return help_lines() if self.flags["help"] else []
 
-    # -- the narrow phase you choose and compare (app.narrow_compare) -------------------
+    # -- the narrow phase you choose and compare (app.world.narrow_compare) -------------------
 
     def set_narrow_phase(self, name):
         """Choose the narrow-phase algorithm whose answers are shown (a name of
-        :data:`app.narrow_compare.ALGORITHMS`); a bad name is a message, nothing changes."""
+        :data:`app.world.narrow_compare.ALGORITHMS`); a bad name is a message, nothing changes."""
         choice = self.world.narrow_choice
         try:
             choice.set_algorithm(name)
@@ -952,9 +952,9 @@ class Session:
 
     def duplicate_body(self, index):
         """Add a copy of body ``index`` (sharing its mesh, trees, pieces and mass) above it, in free
-        space (:func:`app.placement.place_body`), and select it. Returns the new body."""
-        from ..body import Body
-        from ..placement import place_body
+        space (:func:`app.scene.placement.place_body`), and select it. Returns the new body."""
+        from ..world.body import Body
+        from ..scene.placement import place_body
 
         b = self.world.bodies[index]
         names = {o.name for o in self.world.bodies}

@@ -1,0 +1,1 @@
+"""The simulation loop: bodies, the fixed-step world, contacts and their response."""

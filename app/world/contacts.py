@@ -1,0 +1,686 @@
+"""Contact manifolds that persist from step to step, and contact events.
+
+The narrow phase answers one step at a time. Here the world keeps, for every
+pair of convex pieces that touch, a manifold of at most four points, and for
+each point how many steps it has existed and the impulses the solver
+accumulated on it (warm starting). A new manifold continues the old one point
+by point, by feature id first and by distance otherwise (as
+:func:`collision.manifold.match_contacts`), so a box resting on another keeps
+the same four contacts while it sits still.
+
+All manifolds of a step live in one :class:`app.world.contact_store.ContactStore`:
+one row per manifold (four point slots each), sorted by the key (body row A,
+body row B, piece of A, piece of B, sub-key), as Box2D's and Jolt's contact
+pools. A step is a handful of compiled calls, whatever the number of pairs:
+one sorts the candidate pairs (:func:`_classify`), one finds their piece pairs
+in key order and the batch each goes to (:func:`_route`), then per batch one
+call gathers its arguments and one runs it: hull-hull piece pairs through
+:func:`collision.hull_batch.collide_hull_pairs`, half-spaces against spheres,
+capsules and hulls through
+:func:`collision.halfspace_batch.collide_halfspace_pairs`, spheres against
+spheres, capsules and hulls through
+:func:`collision.round_batch.collide_sphere_pairs`, each writing its manifolds
+straight into the piece pairs' rows; one joins the rows with last step's,
+carrying ages and impulses (:func:`app.world.contact_store.next_store`), and one
+finds the events. Only the rarer pairs (capsules against capsules and hulls,
+convex pieces against a static triangle mesh) take
+:func:`collision.narrow_phase.collide_shapes` /
+:func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
+
+Mid phase: a body made of several convex pieces passes only the piece pairs
+whose world AABBs (expanded by the contact margin) overlap to the narrow
+phase. A static concave body's shape is its triangle mesh
+(:class:`collision.shapes.TriMesh`): a piece against it gets one manifold per
+plane of coplanar triangles (sub-key: the group's smallest face index).
+
+Sleeping: a pair of bodies that both rest (static, or dynamic and asleep)
+keeps its manifolds as they are, unchanged and not aged.
+
+Events: a body pair *begins* touching on the first step one of its pieces'
+manifolds has a point at zero gap or deeper, *persists* on every following
+step, and *ends* on the first step without one (or when a body is removed).
+Speculative points (a gap below the margin) do not count as touching.
+:attr:`ContactManager.manifolds` and :attr:`ContactManager.events` present
+the store as objects (built when asked for; the arrays of a
+:class:`PersistentManifold` are views of the store's rows).
+"""
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+
+from obbcollide._jit import njit
+from obbcollide.convex_mesh import collide_convex_trimesh
+from obbcollide.halfspace_batch import CoreTable, collide_halfspace_pairs
+from obbcollide.hull_batch import HullTable, collide_hull_pairs
+from obbcollide.manifold import KIND_NAMES, Manifold
+from obbcollide.round_batch import collide_sphere_pairs
+from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
+from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
+
+from .body import DYNAMIC, STATIC, box_world_bounds
+from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, sort_store,
+                            touch_events)
+
+__all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
+
+# Manifold kinds as stored (ContactStore.kind): collision.manifold's, then any other name a pair
+# function gives (the mesh contacts' "point"), added as met.
+_KIND_NAMES = list(KIND_NAMES)
+
+
+def _kind_index(name):
+    if name not in _KIND_NAMES:
+        _KIND_NAMES.append(name)
+    return _KIND_NAMES.index(name)
+
+
+# Shape kinds, for choosing the batch a piece pair goes to.
+_HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
+_CORE_KINDS = (_HULL, _SPHERE, _CAPSULE)
+
+
+@dataclass(eq=False)
+class PersistentManifold:
+    """One piece pair's contact, carried across steps.
+
+    Attributes
+    ----------
+    a, b : Body
+    piece_a, piece_b : int
+        Indices into ``a.shapes`` and ``b.shapes``.
+    manifold : collision.manifold.Manifold
+        The latest one (world frame, normal from A to B).
+    age : (k,) int64
+        Detections each point has survived (1 for a new point; one per step,
+        and one more when the world is asked again without stepping).
+    impulses : (k, 3) float64
+        Normal and two tangent impulses accumulated by the solver, carried to
+        the matching new point (zero for a new point).
+    cache : collision.narrow_phase.PairCache
+        GJK simplex of the last step (pairs outside the batches).
+    """
+
+    a: object
+    b: object
+    piece_a: int
+    piece_b: int
+    manifold: object
+    age: np.ndarray
+    impulses: np.ndarray
+    cache: PairCache = field(default_factory=PairCache)
+
+    @property
+    def touching(self):
+        return bool(len(self.manifold.depths)) and float(self.manifold.depths.max()) >= 0.0
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """A change, or the continuation, of contact between two bodies.
+
+    Attributes
+    ----------
+    kind : str
+        ``"begin"``, ``"persist"`` or ``"end"``.
+    a, b : Body
+    points : int
+        Touching contact points between them this step (0 for ``"end"``).
+    """
+
+    kind: str
+    a: object
+    b: object
+    points: int
+
+
+@njit(cache=True)
+def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
+    """Sort the candidate body pairs ``ra, rb`` (k,) in one pass: those that need the narrow phase
+    (not both static, both with shapes, not both at rest) go to ``active`` (their indices), and
+    ``kept`` (rows of the old store, ``old_keys`` (m, 5)) marks the old rows whose pair is a
+    candidate with both bodies at rest (static, or dynamic and asleep): those rows stay as they
+    were. ``old_keys`` are in key order, as the store's rows always are. Returns how many pairs are
+    active and how many piece pairs they have at most (``count`` pieces per body)."""
+    k = ra.shape[0]
+    frozen = np.empty(k, np.int64)
+    m = f = cap = 0
+    for c in range(k):
+        a, b = ra[c], rb[c]
+        if (motion[a] == STATIC and motion[b] == STATIC) or count[a] <= 0 or count[b] <= 0:
+            continue
+        rest_a = motion[a] == STATIC or (motion[a] == DYNAMIC and sleeping[a])
+        rest_b = motion[b] == STATIC or (motion[b] == DYNAMIC and sleeping[b])
+        if rest_a and rest_b:
+            frozen[f] = a * n + b
+            f += 1
+        else:
+            active[m] = c
+            m += 1
+            cap += count[a] * count[b]
+    old = np.empty(old_keys.shape[0], np.int64)  # ascending: the store is in key order
+    for r in range(old_keys.shape[0]):
+        old[r] = old_keys[r, 0] * n + old_keys[r, 1]
+    in_sorted(old, np.sort(frozen[:f]), kept)
+    return m, cap
+
+
+# The batch a piece pair goes to (by its shapes' kinds): hull-hull, half-space against a convex
+# piece (the half-space A, or B: flipped), sphere against a convex piece (likewise), one by one.
+_R_HULL, _R_HALF, _R_HALF_FLIP, _R_BALL, _R_BALL_FLIP, _R_ONE = range(6)
+_ROUTES = 6
+
+
+@njit
+def _route_of(ka, kb):
+    core_a, core_b = ka <= _CAPSULE, kb <= _CAPSULE  # a hull, sphere or capsule: _CORE_KINDS
+    if ka == _HULL and kb == _HULL:
+        return _R_HULL
+    if ka == _HALF and core_b:
+        return _R_HALF
+    if core_a and kb == _HALF:
+        return _R_HALF_FLIP
+    if ka == _SPHERE and core_b:
+        return _R_BALL
+    if kb == _SPHERE and core_a:
+        return _R_BALL_FLIP
+    return _R_ONE
+
+
+@njit
+def _piece_boxes(pose, start, center, axes, half, i, out):
+    """World AABBs ``out[piece]`` of the pieces of body row ``i``: each piece's local box under the
+    body's pose (centre ``R c + t``, half extents ``|R A^T| h``; infinite stays infinite)."""
+    for k in range(start[i], start[i + 1]):
+        if np.isinf(half[k, 0]):  # a half-space: it may reach anything
+            for a in range(3):
+                out[k, 0, a], out[k, 1, a] = -np.inf, np.inf
+            continue
+        box_world_bounds(pose, i, center, axes, half, k, 0.0, out[k, 0], out[k, 1])
+
+
+@njit(cache=True)
+def _route(ra, rb, active, sweep, margin, n, start, kind, center, axes, half, pose, words, margins, ga, gb, route,
+           order, bounds):
+    """Mid phase of the active body pairs ``ra[active], rb[active]``, in key order: the piece pairs
+    whose world AABBs, grown by the pair's margin ``margin + sweep[a] + sweep[b]``, overlap (of two
+    single-piece bodies: their one piece pair). Each is written as a store row ``words[i]`` (its
+    key, no points yet), with its margin, global piece indices ``ga, gb`` and batch ``route``;
+    ``order[bounds[r]:bounds[r + 1]]`` lists the rows of route ``r`` in key order. Returns how
+    many piece pairs."""
+    m = active.shape[0]
+    codes = np.empty(m, np.int64)
+    for i in range(m):
+        codes[i] = ra[active[i]] * n + rb[active[i]]
+    boxes = np.empty((0, 2, 3))
+    boxed = np.zeros(0, np.bool_)
+    k = 0
+    for o in np.argsort(codes, kind="mergesort"):
+        a, b = ra[active[o]], rb[active[o]]
+        mg = margin + (sweep[a] + sweep[b])
+        multi = start[a + 1] - start[a] != 1 or start[b + 1] - start[b] != 1
+        if multi and boxed.shape[0] == 0:
+            boxes = np.empty((kind.shape[0], 2, 3))
+            boxed = np.zeros(n, np.bool_)
+        if multi:
+            for r in (a, b):
+                if not boxed[r]:
+                    _piece_boxes(pose, start, center, axes, half, r, boxes)
+                    boxed[r] = True
+        for p in range(start[a], start[a + 1]):
+            for q in range(start[b], start[b + 1]):
+                if multi:
+                    hit = True
+                    for j in range(3):
+                        if boxes[p, 0, j] - mg > boxes[q, 1, j] or boxes[q, 0, j] > boxes[p, 1, j] + mg:
+                            hit = False
+                            break
+                    if not hit:
+                        continue
+                words[k, 0], words[k, 1], words[k, 2], words[k, 3], words[k, 4] = a, b, p - start[a], q - start[b], 0
+                words[k, _W_COUNT] = 0  # (no points until a batch writes them)
+                margins[k], ga[k], gb[k] = mg, p, q
+                route[k] = _route_of(kind[p], kind[q])
+                k += 1
+    bounds[:] = 0
+    for i in range(k):
+        bounds[route[i] + 1] += 1
+    for r in range(_ROUTES):
+        bounds[r + 1] += bounds[r]
+    fill = bounds[:_ROUTES].copy()
+    for i in range(k):
+        order[fill[route[i]]] = i
+        fill[route[i]] += 1
+    return k
+
+
+@njit(cache=True)
+def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old):
+    """The hull batch's arguments for the piece pairs ``rows`` (in key order): hull ids and poses of
+    each side, margins, and the SAT cache of the old row of the same key (walked in key order; -1:
+    none)."""
+    k = rows.shape[0]
+    ia, ib = np.empty(k, np.int64), np.empty(k, np.int64)
+    pa, pb = np.empty((k, 4, 4)), np.empty((k, 4, 4))
+    mg = np.empty(k)
+    caches = np.full((k, 3), -1, np.int64)
+    j = 0
+    for t in range(k):
+        i = rows[t]
+        ia[t], ib[t] = hull[ga[i]], hull[gb[i]]
+        pa[t] = pose[words[i, 0]]
+        pb[t] = pose[words[i, 1]]
+        mg[t] = margins[i]
+        while j < old.shape[0] and key_compare(old, j, words, i) < 0:
+            j += 1
+        if j < old.shape[0] and key_compare(old, j, words, i) == 0:
+            for c in range(3):
+                caches[t, c] = old[j, _W_SAT + c]
+    return ia, pa, ib, pb, mg, caches
+
+
+@njit(cache=True)
+def _halfspace_inputs(rows, flip, words, ga, gb, core, plane, pose, margins):
+    """The half-space batch's arguments for the piece pairs ``rows``: the convex side's core id and
+    pose, the plane in the world (normal ``R n``, offset ``d + R n . t``) and the margins; the
+    half-space is A, or B when ``flip``."""
+    k = rows.shape[0]
+    cids = np.empty(k, np.int64)
+    poses = np.empty((k, 4, 4))
+    normals = np.empty((k, 3))
+    offsets, mg = np.empty(k), np.empty(k)
+    for t in range(k):
+        i = rows[t]
+        h, c = (words[i, 1], words[i, 0]) if flip else (words[i, 0], words[i, 1])
+        hp, cp = (gb[i], ga[i]) if flip else (ga[i], gb[i])
+        cids[t] = core[cp]
+        poses[t] = pose[c]
+        for r in range(3):
+            normals[t, r] = pose[h, r, 0] * plane[hp, 0] + pose[h, r, 1] * plane[hp, 1] + pose[h, r, 2] * plane[hp, 2]
+        offsets[t] = plane[hp, 3] + (normals[t, 0] * pose[h, 0, 3] + normals[t, 1] * pose[h, 1, 3]
+                                     + normals[t, 2] * pose[h, 2, 3])
+        mg[t] = margins[i]
+    return cids, poses, normals, offsets, mg
+
+
+@njit(cache=True)
+def _sphere_inputs(rows, flip, words, ga, gb, kind, core, pose, margins):
+    """The sphere batch's arguments for the piece pairs ``rows``: core id and pose of the sphere and
+    of the other shape, whether that is a hull, and the margins; the sphere is A, or B when ``flip``."""
+    k = rows.shape[0]
+    sid, oid = np.empty(k, np.int64), np.empty(k, np.int64)
+    ps, po = np.empty((k, 4, 4)), np.empty((k, 4, 4))
+    hull = np.empty(k, np.bool_)
+    mg = np.empty(k)
+    for t in range(k):
+        i = rows[t]
+        s, o = (words[i, 1], words[i, 0]) if flip else (words[i, 0], words[i, 1])
+        sp, op = (gb[i], ga[i]) if flip else (ga[i], gb[i])
+        sid[t], oid[t] = core[sp], core[op]
+        ps[t] = pose[s]
+        po[t] = pose[o]
+        hull[t] = kind[op] == _HULL
+        mg[t] = margins[i]
+    return sid, ps, oid, po, hull, mg
+
+
+def _content_key(shape, kind):
+    """A key equal for shapes of equal geometry (hulls: every array of the polyhedron; spheres and
+    capsules: type, core points, radius), or None (half-spaces, meshes: kept per object)."""
+    if kind == _HULL:
+        p = shape.poly
+        return ("hull", p.vertices.tobytes(), p.triangles.tobytes(), p.normals.tobytes(), p.offsets.tobytes(),
+                p.edges.tobytes(), tuple(np.asarray(f).tobytes() for f in p.polygons))
+    if kind in _CORE_KINDS:
+        return (type(shape).__name__, np.asarray(shape.core).tobytes(), float(shape.radius))
+    return None
+
+
+def _shape_kind(shape):
+    if isinstance(shape, Hull):
+        return _HULL
+    if isinstance(shape, Sphere):
+        return _SPHERE
+    if isinstance(shape, Capsule):
+        return _CAPSULE
+    if isinstance(shape, HalfSpace):
+        return _HALF
+    if isinstance(shape, TriMesh):
+        return _MESH
+    return _OTHER
+
+
+class ContactManager:
+    """Runs the mid and narrow phases on the broad phase's body pairs and keeps
+    the manifolds and the touching pairs from step to step.
+
+    Parameters
+    ----------
+    margin : float
+        Speculative contact distance: points whose gap is at most this are kept.
+    match_tol : float
+        A new point without a matching feature id continues the nearest old
+        point within this distance (default 5 margins: when two equal faces
+        rest on each other the reduction may keep other corners of the same
+        patch from step to step, and a point that starts from zero impulse
+        loses the warm start that keeps a stack still).
+    """
+
+    def __init__(self, margin=0.01, match_tol=None):
+        self.margin = float(margin)
+        self.match_tol = float(match_tol) if match_tol is not None else 5.0 * self.margin
+        self.hull_response = "sat"  # "gjk": hull pairs get one-point GJK / EPA manifolds (app.world.narrow_compare)
+        self._hulls = HullTable()  # every hull seen, packed for the batched kernel
+        self._cores = CoreTable()  # every sphere, capsule and hull core, for the half-space kernel
+        self._shape_ids = {}  # id(shape) -> (shape, kind, hull id, core id, local box or None)
+        self._by_content = {}  # geometry key -> (hull id, core id, local box): equal shapes share them
+        self._row_info = (None, None)
+        self.clear()
+
+    def clear(self):
+        self.store = ContactStore()
+        self._bodies = []
+        self._caches = {}
+        self._touch = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # body pairs as codes a n + b (ascending), points
+        self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
+        self._gone = []  # touching pairs whose body left the list (they end at the next update)
+        self._views = None
+        self._event_list = None
+        self.stats = {"piece_pairs": 0, "manifolds": 0, "points": 0}
+
+    # -- the objects, built when asked for ---------------------------------------------
+
+    @property
+    def manifolds(self):
+        """``{key: PersistentManifold}``; key ``(a, b, piece_a, piece_b)`` (bodies), with a fifth
+        item, the triangle group, for a piece against a mesh."""
+        if self._views is None:
+            st, bodies = self.store, self._bodies
+            views = {}
+            for m in range(len(st)):
+                ra, rb, p, q, sub = (int(x) for x in st.keys[m])
+                a, b = bodies[ra], bodies[rb]
+                c = int(st.count[m])
+                meshy = isinstance(a.shapes[p], TriMesh) or isinstance(b.shapes[q], TriMesh)
+                key = (a, b, p, q, sub) if meshy else (a, b, p, q)
+                man = Manifold(st.normal[m], st.points_a[m, :c], st.points_b[m, :c], st.depths[m, :c],
+                               st.ids[m, :c], _KIND_NAMES[int(st.kind[m])], int(st.tests[m]),
+                               float(st.sat_depth[m]))
+                cache = self._caches.get((ra, rb, p, q)) or PairCache()
+                views[key] = PersistentManifold(a, b, p, q, man, st.age[m, :c], st.impulse[m, :c], cache)
+            self._views = views
+        return self._views
+
+    @property
+    def touching(self):
+        """``{(a, b): points}``: the body pairs touching (a point at zero gap or deeper)."""
+        rows, pts = self._touch_rows(), self._touch[1]
+        return {(self._bodies[i], self._bodies[j]): int(n) for (i, j), n in zip(rows, pts)}
+
+    def _touch_rows(self):
+        """The touching body pairs as (k, 2) body rows."""
+        n = max(len(self._bodies), 1)
+        codes = self._touch[0]
+        return np.stack([codes // n, codes % n], axis=1)
+
+    @property
+    def touching_count(self):
+        return len(self._touch[1])
+
+    @property
+    def events(self):
+        """This step's :class:`ContactEvent` list: begins and persists (in key order), then ends."""
+        if self._event_list is None:
+            begin, persist, end = self._events
+            rows, pts = self._touch_rows(), self._touch[1]
+            out = []
+            for k in range(len(pts)):
+                if begin[k] or persist[k]:
+                    i, j = rows[k]
+                    out.append(ContactEvent("begin" if begin[k] else "persist", self._bodies[i], self._bodies[j],
+                                            int(pts[k])))
+            out += [ContactEvent("end", a, b, 0) for a, b in end]
+            self._event_list = out
+        return self._event_list
+
+    # -- the step -------------------------------------------------------------------------
+
+    def update(self, bodies, pairs, sweep=None, table=None):
+        """Contacts for the candidate body pairs ``pairs`` ((k, 2) or [(i, j), ...], i < j, into ``bodies``).
+
+        Parameters
+        ----------
+        bodies : list of Body
+        pairs : (k, 2) int
+        sweep : (n,) float64, optional
+            How far each body may move in the coming step; a pair's margin
+            grows by both (speculative contacts: the solver stops a fast body
+            at the surface instead of letting it pass through).
+        table : app.world.body.BodyTable, optional
+            The world's packed body state (default: read from ``bodies``).
+
+        This step's events are then in :attr:`events` (built when read).
+        """
+        n = len(bodies)
+        if table is None:
+            table = _snapshot(bodies)
+        self._follow(bodies)
+        info = self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        ra, rb = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+        old = self.store
+        # pairs whose bodies both rest (asleep or static) keep their rows as they were (``kept``)
+        active = np.empty(len(pairs), np.int64)
+        kept = np.empty(len(old), np.bool_)
+        m, cap = _classify(ra, rb, table.motion, table.state.sleeping, table.shape_count, old.keys, n, active, kept)
+        old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
+        fresh, extra = ContactStore(data=np.empty(cap, ContactStore.DTYPE)), ContactStore()
+        k = 0
+        if m:
+            sweep = np.zeros(n) if sweep is None else np.ascontiguousarray(sweep, dtype=np.float64)
+            k, extra = self._narrow(bodies, table, info, old, old_caches, ra, rb, active[:m], sweep, fresh)
+        fresh = ContactStore(data=fresh.data[:k])
+        # (updated in place unless its rows were handed out as PersistentManifold views)
+        new = next_store(old, kept, fresh, extra, self.match_tol, in_place=self._views is None)
+        self.store = new
+        self._views = None
+        self.stats = {"piece_pairs": k, "manifolds": len(new), "points": int(new.count.sum())}
+        if not m and new is old and not self._gone:  # nothing moved: every touching pair persists
+            pts = self._touch[1]
+            self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
+            self._event_list = None
+        else:
+            self._find_events(n)
+
+    def _narrow(self, bodies, table, info, old, old_caches, ra, rb, active, sweep, fresh):
+        """Mid and narrow phase of the active body pairs ``ra[active], rb[active]``: their piece
+        pairs' rows written into ``fresh`` in key order (rows without points have count 0) by one
+        compiled call per batch kind; the pairs done one by one go to a store of their own (a
+        piece against a mesh may have several rows). Returns the number of piece pairs and that
+        store."""
+        k = len(fresh)
+        margins, ga, gb, route = np.empty(k), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.int64)
+        order, bounds = np.empty(k, np.int64), np.empty(_ROUTES + 1, np.int64)
+        pose = table.state.pose
+        words = fresh.words
+        k = _route(ra, rb, active, sweep, self.margin, len(bodies), info.start, info.kind, info.center, info.axes,
+                   info.half, pose, words, margins, ga, gb, route, order, bounds)
+        extra = ContactStore()
+        for r in range(_ROUTES):
+            rows = order[bounds[r]:bounds[r + 1]]
+            if not len(rows):
+                continue
+            if r == _R_HULL and self.hull_response == "gjk":  # one by one, as the rarer pairs
+                gjk = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
+                                       collide_hull_hull_gjk)
+                extra = gjk if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
+                                                                                                gjk.data])))
+            elif r == _R_HULL:
+                ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words)
+                batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
+                pack_rows(rows, batch, caches, None, False, fresh)
+            elif r in (_R_HALF, _R_HALF_FLIP):
+                flip = r == _R_HALF_FLIP
+                cids, poses, normals, offsets, mg = _halfspace_inputs(rows, flip, words, ga, gb, info.core, info.plane,
+                                                                      pose, margins)
+                batch = collide_halfspace_pairs(self._cores, cids, poses, normals, offsets, mg, check=False)
+                pack_rows(rows, batch, None, None, flip, fresh)
+            elif r in (_R_BALL, _R_BALL_FLIP):
+                flip = r == _R_BALL_FLIP
+                sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose,
+                                                            margins)
+                batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
+                pack_rows(rows, batch, None, None, flip, fresh)
+            else:
+                one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
+                extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
+                                                                                                one.data])))
+        return k, extra
+
+    def _follow(self, bodies):
+        """Carry the store over to a changed body list: rows renumbered, rows of removed bodies
+        (and of pairs whose order flipped) dropped; touching pairs with a removed body end."""
+        if bodies == self._bodies:  # the same bodies (list == compares them by identity)
+            return
+        where = {}
+        for k, b in enumerate(bodies):
+            where.setdefault(id(b), k)
+        new_row = np.array([where.get(id(b), -1) for b in self._bodies], dtype=np.int64)
+        ends = []
+        if len(self._bodies):
+            st = self.store
+            a, b = new_row[st.keys[:, 0]], new_row[st.keys[:, 1]]
+            ok = (a >= 0) & (b >= 0) & (a < b)
+            st = st.take(ok)
+            st.keys[:, 0], st.keys[:, 1] = a[ok], b[ok]
+            self.store = sort_store(st)
+            rows, pts = self._touch_rows(), self._touch[1]
+            ta, tb = new_row[rows[:, 0]], new_row[rows[:, 1]]
+            ok = (ta >= 0) & (tb >= 0) & (ta < tb)
+            ends = [(self._bodies[i], self._bodies[j]) for (i, j) in rows[~ok]]
+            codes, pts = ta[ok] * len(bodies) + tb[ok], pts[ok]
+            order = np.argsort(codes, kind="stable")  # renumbering may reorder them
+            self._touch = (codes[order], pts[order])
+        self._gone = ends
+        self._caches = {}
+        self._bodies = list(bodies)
+
+    def _find_events(self, n):
+        """The body pairs touching now (sorted), compared with the last step's: begins, persists, ends."""
+        codes, points, was, stays = touch_events(self.store, n, self._touch[0])
+        ends = list(self._gone)
+        if not stays.all():
+            gone = self._touch_rows()[~stays]
+            ends += [(self._bodies[i], self._bodies[j]) for i, j in gone]
+        self._gone = []
+        self._touch = (codes, points)
+        self._events = (~was, was, ends)
+        self._event_list = None
+
+    # -- mid phase ------------------------------------------------------------------------
+
+    def _shape(self, shape):
+        """``(kind, hull id, core id, local box)`` of a shape, packing it into the tables the first
+        time. Shapes of equal geometry (a thousand boxes of one size, each its own object) share
+        their table rows and box: the hull data and the covariance fit are made once."""
+        got = self._shape_ids.get(id(shape))
+        if got is None or got[0] is not shape:
+            kind = _shape_kind(shape)
+            content = _content_key(shape, kind)
+            twin = self._by_content.get(content)
+            if twin is None:
+                hull = self._hulls.add(shape.poly) if kind == _HULL else -1
+                core = self._cores.add(shape) if kind in _CORE_KINDS else -1
+                twin = (hull, core, local_box(shape) if kind in _CORE_KINDS else None)
+                if content is not None:
+                    self._by_content[content] = twin
+            got = (shape, kind) + twin
+            self._shape_ids[id(shape)] = got
+        return got[1:]
+
+    def _rows(self, bodies, table):
+        """The shapes of every body row, packed (computed again when the table changes).
+
+        ``start`` (n + 1,) gives each row's pieces; per piece: ``kind``, ``hull`` and ``core`` (table
+        ids, -1 for none), ``plane`` (a half-space's local normal and offset), and a local box
+        ``center``, ``axes``, ``half`` for the mid phase (a half-space's is infinite)."""
+        key = (id(table), getattr(table, "version", None), id(bodies), len(bodies))
+        if self._row_info[0] == key and key[1] is not None:
+            return self._row_info[1]
+        shapes = [s for b in bodies for s in b.shapes]
+        count = np.array([len(b.shapes) for b in bodies], np.int64)
+        start = np.zeros(len(bodies) + 1, np.int64)
+        np.cumsum(count, out=start[1:])
+        m = len(shapes)
+        kind, hull, core = (np.full(m, -1, np.int64) for _ in range(3))
+        plane = np.zeros((m, 4))
+        center, half = np.zeros((m, 3)), np.zeros((m, 3))
+        axes = np.zeros((m, 3, 3))
+        axes[:] = np.eye(3)
+        for k, shape in enumerate(shapes):
+            kind[k], hull[k], core[k], box = self._shape(shape)
+            if kind[k] == _HALF:
+                plane[k, :3], plane[k, 3] = shape.normal, shape.offset
+                half[k] = np.inf
+            elif kind[k] == _MESH:
+                tree = shape.tree
+                center[k], axes[k], half[k] = tree.centers[0], tree.axes[0], tree.half_extents[0]
+            elif kind[k] in _CORE_KINDS:
+                center[k], axes[k], half[k] = box
+            else:
+                half[k] = np.inf
+        info = SimpleNamespace(start=start, kind=kind, hull=hull, core=core, plane=plane, center=center, axes=axes,
+                               half=half)
+        self._row_info = (key, info)
+        return info
+
+    def _one_by_one(self, bodies, table, words, margins, index, old_caches, caches, collide=collide_shapes):
+        """The piece pairs ``index`` (rows of ``words``, in key order) outside the batches, one
+        narrow-phase call each (pair caches read from ``old_caches``, kept in ``caches``); a store
+        of their manifolds in key order."""
+        pose = table.state.pose
+        rows = []
+        for k in index:
+            i, j, p, q = (int(x) for x in words[k, :4])
+            margin = float(margins[k])
+            sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]
+            if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
+                if isinstance(sa, TriMesh):
+                    found = [(g, flip_manifold(m)) for g, m in collide_convex_trimesh(sb, pose[j], sa, pose[i],
+                                                                                      margin)]
+                else:
+                    found = collide_convex_trimesh(sa, pose[i], sb, pose[j], margin)
+            else:
+                cache = old_caches.get((i, j, p, q)) or PairCache()
+                caches[(i, j, p, q)] = cache
+                found = [(0, collide(sa, pose[i], sb, pose[j], margin, cache))]
+            for g, m in found:
+                if len(m.depths):
+                    rows.append(((i, j, p, q, int(g)), m))
+        st = ContactStore(len(rows))
+        for r, (key, m) in enumerate(rows):
+            c = len(m.depths)
+            if c > 4:
+                raise RuntimeError(f"a manifold of {c} points (at most 4 expected) for the pair {key}")
+            st.keys[r] = key
+            st.count[r] = c
+            st.normal[r] = m.normal
+            st.kind[r] = _kind_index(m.kind)
+            st.tests[r], st.sat_depth[r] = m.tests, m.sat_depth
+            st.sat[r] = -1
+            st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b
+            st.depths[r, :c], st.ids[r, :c] = m.depths, m.ids
+        return sort_store(st)  # (a mesh's triangle groups come in their own order)
+
+
+def _snapshot(bodies):
+    """What :meth:`ContactManager.update` reads of a :class:`app.world.body.BodyTable`, from a body list."""
+    n = len(bodies)
+    state = SimpleNamespace(pose=np.array([b.pose for b in bodies]).reshape(n, 4, 4),
+                            sleeping=np.array([b.sleeping for b in bodies], dtype=bool).reshape(n))
+    motion = np.array([DYNAMIC if b.moves else STATIC if b.motion == "static" else 1 for b in bodies],
+                      dtype=np.int8).reshape(n)
+    return SimpleNamespace(state=state, motion=motion,
+                           shape_count=np.array([len(b.shapes) for b in bodies], np.int64).reshape(n))
+

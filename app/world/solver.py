@@ -1,0 +1,508 @@
+"""Rigid-body response: sequential impulses on the persistent contact manifolds.
+
+Catto's sequential-impulse solver (Box2D, GDC 2005-2014), written for this
+project: every contact point is a non-penetration constraint along the
+manifold normal and two friction constraints along the tangents. Each
+iteration visits every point and applies the impulse that makes its relative
+velocity what the constraint wants, keeping the *accumulated* impulse clamped
+(normal >= 0, friction inside the disc ``|lambda_t| <= mu lambda_n``, the
+cross-section of the Coulomb cone),
+so the order of the points matters less and less. The impulses of the last
+step are applied first (warm starting: the manifolds carry them point by
+point, :mod:`app.world.contacts`), which is what lets a stack of boxes rest.
+
+What the normal constraint wants (``depth`` > 0 penetration, < 0 a gap):
+
+- penetration beyond the slop is removed at ``beta (depth - slop) / dt`` by
+  split impulses: pseudo velocities that move the positions of this step
+  only, so the correction adds no kinetic energy (Baumgarte's bias on the
+  real velocities would make resting contacts jitter and stacks creep);
+- a speculative point (a gap) lets the bodies approach by at most the gap in
+  this step (``-gap / dt``), so a fast body stops at the surface instead of
+  passing it (speculative contacts, Catto 2013);
+- an approach faster than ``bounce_threshold`` bounces back with
+  ``restitution`` times its speed, in a pass after the others and only at
+  points that pushed (so a speculative point that never closes gives none).
+
+Bodies are arrays here (index into the world's dynamic set; -1 for a static or
+kinematic body, which has infinite mass but keeps its velocity). The hot loop
+is compiled. The points are solved island by island (bodies joined by contacts,
+:func:`island_order`): islands share no body, so they run on numba's threads
+side by side, each iterating until its own velocities stop changing, and give
+the same numbers on any number of threads. Inside an island the points between
+the same two bodies are solved as a group, their velocities held in registers.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from obbcollide import _vec as v
+
+from .mouse_joint import solve_mouse_joint
+
+__all__ = ["ContactRows", "island_order", "solve_contacts", "tangents"]
+
+
+@njit(cache=True)
+def _tangent_kernel(n, t1, t2):
+    for c in range(n.shape[0]):
+        u = v.row(n, c)
+        helper = (1.0, 0.0, 0.0) if abs(u[0]) < 0.57 else (0.0, 1.0, 0.0)
+        a = v.cross(u, helper)
+        a = v.scale(a, 1.0 / v.norm(a))
+        v.store(t1, c, a)
+        v.store(t2, c, v.cross(u, a))
+
+
+def tangents(normals):
+    """Two unit tangents ``(k, 3)`` each, orthogonal to ``normals (k, 3)`` and to each other:
+    ``t1 = n x e / |n x e|`` with ``e`` the x axis, or the y axis for a normal near x; ``t2 = n x t1``."""
+    n = np.ascontiguousarray(np.asarray(normals, float).reshape(-1, 3))
+    t1, t2 = np.empty_like(n), np.empty_like(n)
+    _tangent_kernel(n, t1, t2)
+    return t1, t2
+
+
+class ContactRows:
+    """The contact points of one step as flat arrays (built by the world).
+
+    Attributes
+    ----------
+    ia, ib : (k,) int64
+        Body rows of A and B (-1: infinite mass).
+    normal, ra, rb, t1, t2 : (k, 3) float64
+        Normal from A to B; contact point minus each body's centre of mass;
+        tangents.
+    depth : (k,) float64
+    friction, restitution : (k,) float64
+    impulse : (k, 3) float64
+        Accumulated (normal, tangent 1, tangent 2) impulses: warm start in,
+        result out.
+    islands : (m + 1,) int64 or None
+        Where each island's points start, when the points already come island
+        by island (as :func:`island_order` would give them); None: found by
+        :func:`solve_contacts`.
+    """
+
+    def __init__(self, ia, ib, normal, ra, rb, depth, friction, restitution, impulse, islands=None):
+        self.ia, self.ib = ia, ib
+        self.islands = islands
+        self.normal, self.ra, self.rb, self.depth = normal, ra, rb, depth
+        self.t1, self.t2 = tangents(normal)
+        self.friction, self.restitution = friction, restitution
+        self.impulse = impulse
+
+
+# Columns of the per-point constraint table: for each direction d (normal, tangent 1, tangent 2)
+# its unit vector, r_a x d, r_b x d, and their images under the inverse inertias; then the three
+# effective masses and the kinematic bodies' relative velocity along each direction.
+_U, _JA, _JB, _MA, _MB = 0, 9, 18, 27, 36
+_MASS, _KINV = 45, 48
+_WIDTH = 51
+
+
+@njit(cache=True, inline="always")
+def _get(p, c, o):
+    return (p[c, o], p[c, o + 1], p[c, o + 2])
+
+
+@njit(cache=True, inline="always")
+def _put(p, c, o, x):
+    p[c, o], p[c, o + 1], p[c, o + 2] = x[0], x[1], x[2]
+
+
+@njit(cache=True, inline="always")
+def _inv_i_times(inv_i, a, x):
+    return (inv_i[a, 0, 0] * x[0] + inv_i[a, 0, 1] * x[1] + inv_i[a, 0, 2] * x[2],
+            inv_i[a, 1, 0] * x[0] + inv_i[a, 1, 1] * x[1] + inv_i[a, 1, 2] * x[2],
+            inv_i[a, 2, 0] * x[0] + inv_i[a, 2, 1] * x[1] + inv_i[a, 2, 2] * x[2])
+
+
+@njit(cache=True, inline="always")
+def _side(i, r, u, inv_m, inv_i, kin_v):
+    """One body's part of a constraint along ``u`` at offset ``r``: ``(r x u, I^-1 (r x u), its
+    share of J M^-1 J^T, 0)``; for a body of infinite mass (row -1) ``(0, 0, 0, kin_v . u)``, the
+    velocity its material point has along ``u`` (a kinematic body's push)."""
+    if i >= 0:
+        x = v.cross(r, u)
+        y = _inv_i_times(inv_i, i, x)
+        return x, y, inv_m[i] + v.dot(x, y), 0.0
+    zero = (0.0, 0.0, 0.0)
+    return zero, zero, 0.0, kin_v[0] * u[0] + kin_v[1] * u[1] + kin_v[2] * u[2]
+
+
+@njit(cache=True, parallel=True)
+def _constraints(ia, ib, ra, rb, normal, t1, t2, inv_m, inv_i, kin, p):
+    """Fill the constraint table ``p`` (k, _WIDTH): per point and direction ``d`` the angular
+    Jacobians ``r x d``, their images under the inverse inertia, the effective mass
+    ``1 / (J M^-1 J^T)`` and the kinematic part of the relative velocity along ``d`` (Bullet's
+    solver constraints: computed once per step, not in every iteration). Each row depends on its
+    point alone, so the rows are spread over the threads (``prange``)."""
+    for c in prange(ia.shape[0]):
+        for d in range(3):
+            u = v.row(normal, c) if d == 0 else (v.row(t1, c) if d == 1 else v.row(t2, c))
+            _put(p, c, _U + 3 * d, u)
+            xa, ya, ka, kva = _side(ia[c], v.row(ra, c), u, inv_m, inv_i, (kin[c, 0, 0], kin[c, 0, 1], kin[c, 0, 2]))
+            xb, yb, kb, kvb = _side(ib[c], v.row(rb, c), u, inv_m, inv_i, (kin[c, 1, 0], kin[c, 1, 1], kin[c, 1, 2]))
+            _put(p, c, _JA + 3 * d, xa)
+            _put(p, c, _MA + 3 * d, ya)
+            _put(p, c, _JB + 3 * d, xb)
+            _put(p, c, _MB + 3 * d, yb)
+            k = ka + kb
+            p[c, _MASS + d] = 1.0 / k if k > 0.0 else 0.0
+            p[c, _KINV + d] = kvb - kva  # B's point minus A's
+
+
+@njit(cache=True, inline="always")
+def _along(p, c, d, va, wa, vb, wb):
+    """Velocity of B's contact point minus A's along direction ``d`` (zero velocities stand for a
+    body of infinite mass; its motion is in the table's kinematic column)."""
+    o = 3 * d
+    return (p[c, _KINV + d]
+            + v.dot(vb, _get(p, c, _U + o)) + v.dot(wb, _get(p, c, _JB + o))
+            - v.dot(va, _get(p, c, _U + o)) - v.dot(wa, _get(p, c, _JA + o)))
+
+
+@njit(cache=True, inline="always")
+def _load(vel, w, i):
+    if i >= 0:
+        return v.row(vel, i), v.row(w, i)
+    return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _store(vel, w, i, lin, ang):
+    if i >= 0:
+        v.store(vel, i, lin)
+        v.store(w, i, ang)
+
+
+@njit(cache=True, inline="always")
+def _push(p, c, ma, mb, lam, va, wa, vb, wb):
+    """The velocities after a normal impulse ``lam`` at point ``c``: A pushed back, B forward."""
+    n = _get(p, c, _U)
+    return (v.madd(va, n, -ma * lam), v.madd(wa, _get(p, c, _MA), -lam),
+            v.madd(vb, n, mb * lam), v.madd(wb, _get(p, c, _MB), lam))
+
+
+@njit(cache=True)
+def _groups(ia, ib, s0, s1):
+    """(g + 1,) starts of the runs of consecutive points between the same two bodies in ``[s0, s1)``."""
+    out = np.empty(s1 - s0 + 1, np.int64)
+    g = 0
+    for c in range(s0, s1):
+        if c == s0 or ia[c] != ia[c - 1] or ib[c] != ib[c - 1]:
+            out[g] = c
+            g += 1
+    out[g] = s1
+    return out[:g + 1]
+
+
+@njit(cache=True)
+def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0, s1, target, acc):
+    """Split impulses of the points ``[s0, s1)`` (one island): push penetrations deeper than the
+    slop apart with pseudo velocities ``pv, pw`` that move the positions this step and are then
+    forgotten, so the correction adds no kinetic energy (Catto's split impulse; Bullet's
+    ``splitImpulse``). ``target`` and ``acc`` are scratch over all points."""
+    deep = False
+    for c in range(s0, s1):
+        target[c] = beta * max(depth[c] - slop, 0.0) / dt
+        acc[c] = 0.0
+        deep = deep or target[c] > 0.0
+    if not deep:
+        return
+    groups = _groups(ia, ib, s0, s1)
+    ng = groups.shape[0] - 1
+    for it in range(iterations):
+        forward = it % 2 == 0
+        for gj in range(ng):
+            g = gj if forward else ng - 1 - gj
+            g0, g1 = groups[g], groups[g + 1]
+            busy = False
+            for c in range(g0, g1):
+                busy = busy or target[c] != 0.0 or acc[c] != 0.0
+            if not busy:
+                continue
+            a, b = ia[g0], ib[g0]
+            va, wa = _load(pv, pw, a)
+            vb, wb = _load(pv, pw, b)
+            ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
+            for jj in range(g1 - g0):
+                c = g0 + jj if forward else g1 - 1 - jj
+                if target[c] == 0.0 and acc[c] == 0.0:
+                    continue
+                vn = _along(p, c, 0, va, wa, vb, wb) - p[c, _KINV]  # pseudo velocities: no kinematic part
+                old = acc[c]
+                new = max(old + p[c, _MASS] * (target[c] - vn), 0.0)
+                acc[c] = new
+                lam = new - old
+                va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
+            _store(pv, pw, a, va, wa)
+            _store(pv, pw, b, vb, wb)
+
+
+@njit(cache=True)
+def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint):
+    """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran
+    (fewer than ``iterations`` once a pair of sweeps changed none of its contacts' relative
+    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points.
+    When body row ``jk`` is in the island, the mouse joint ``joint`` is solved after each sweep."""
+    held = False
+    for c in range(s0, s1):
+        held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
+    for c in range(s0, s1):
+        a, b = ia[c], ib[c]
+        va, wa = _load(vel, w, a)
+        vb, wb = _load(vel, w, b)
+        approach[c] = _along(p, c, 0, va, wa, vb, wb)
+        d = depth[c]
+        target[c] = 0.0 if d > 0.0 else d / dt  # a gap: approach by at most the gap (penetration: split impulses)
+        if warm:
+            for dd in range(3):
+                lam = impulse[c, dd]
+                o = 3 * dd
+                if a >= 0:
+                    va = v.madd(va, _get(p, c, _U + o), -inv_m[a] * lam)
+                    wa = v.madd(wa, _get(p, c, _MA + o), -lam)
+                if b >= 0:
+                    vb = v.madd(vb, _get(p, c, _U + o), inv_m[b] * lam)
+                    wb = v.madd(wb, _get(p, c, _MB + o), lam)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
+        else:
+            impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
+    # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
+    # solved as a group: the two bodies' velocities are loaded once and stored once per sweep.
+    groups = _groups(ia, ib, s0, s1)
+    ng = groups.shape[0] - 1
+    done = iterations
+    change = 0.0
+    for it in range(iterations):
+        forward = it % 2 == 0
+        if forward:
+            if it > 0 and change <= tolerance:  # converged: the last two sweeps moved nothing
+                done = it
+                break
+            change = 0.0
+        for gj in range(ng):
+            # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
+            # that makes a stack creep sideways
+            g = gj if forward else ng - 1 - gj
+            g0, g1 = groups[g], groups[g + 1]  # (not s0, s1: the restitution pass below needs the island's)
+            a, b = ia[g0], ib[g0]
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
+            ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
+            for jj in range(g1 - g0):
+                c = g0 + jj if forward else g1 - 1 - jj
+                # friction first (Box2D's order), bounded by the current normal impulse
+                # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
+                limit = friction[c] * impulse[c, 0]
+                old1, old2 = impulse[c, 1], impulse[c, 2]
+                new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
+                new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
+                length2 = new1 * new1 + new2 * new2
+                if length2 > limit * limit:
+                    s = limit / math.sqrt(length2)
+                    new1 *= s
+                    new2 *= s
+                impulse[c, 1] = new1
+                impulse[c, 2] = new2
+                l1, l2 = new1 - old1, new2 - old2
+                lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
+                va = v.madd(va, lin, -ma)
+                vb = v.madd(vb, lin, mb)
+                wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
+                wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
+                old = impulse[c, 0]
+                new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
+                impulse[c, 0] = new
+                lam = new - old
+                # the relative velocity change of this point's impulses: lambda / effective mass
+                for d, dl in ((0, lam), (1, l1), (2, l2)):
+                    if p[c, _MASS + d] > 0.0:
+                        change = max(change, abs(dl) / p[c, _MASS + d])
+                va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
+        if held:
+            change = max(change, solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint))
+    # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
+    # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
+    # approaches faster than the threshold, towards -restitution times the approach speed.
+    bouncy = False
+    for c in range(s0, s1):
+        bouncy = bouncy or (restitution[c] > 0.0 and approach[c] < -bounce_threshold and impulse[c, 0] > 0.0)
+    if not bouncy:
+        return done
+    for it in range(iterations):
+        for j in range(s1 - s0):
+            c = s0 + j if it % 2 == 0 else s1 - 1 - j
+            if restitution[c] <= 0.0 or approach[c] >= -bounce_threshold or impulse[c, 0] <= 0.0:
+                continue
+            a, b = ia[c], ib[c]
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
+            old = impulse[c, 0]
+            new = max(old + p[c, _MASS] * (-restitution[c] * approach[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
+            impulse[c, 0] = new
+            lam = new - old
+            n = _get(p, c, _U)
+            if a >= 0:
+                _store(vel, w, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
+            if b >= 0:
+                _store(vel, w, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
+    return done
+
+
+@njit(cache=True, parallel=True)
+def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                   bounce_threshold, warm, tolerance, starts, done, jk, joint):
+    """:func:`_solve_range` on every island (``starts`` (m + 1,)), the islands spread over the
+    threads (``prange``); ``done[i]`` gets island ``i``'s iteration count. Islands share no body,
+    so each gets the same result on any thread (the mouse joint's body is in one island at most)."""
+    k = ia.shape[0]
+    target = np.empty(k)
+    approach = np.empty(k)
+    for i in prange(starts.shape[0] - 1):
+        done[i] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
+                               iterations, bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target,
+                               approach, jk, joint)
+
+
+@njit(cache=True)
+def _solve_joint_alone(vel, w, inv_m, inv_i, jk, joint, iterations, tolerance):
+    """The mouse joint on a body that touches nothing: its iterations alone."""
+    for _ in range(iterations):
+        if solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint) <= tolerance:
+            break
+
+
+@njit(cache=True, parallel=True)
+def _split_islands(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, starts):
+    """:func:`_split_range` on every island, spread over the threads."""
+    k = ia.shape[0]
+    target = np.empty(k)
+    acc = np.empty(k)
+    for i in prange(starts.shape[0] - 1):
+        _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, starts[i], starts[i + 1],
+                     target, acc)
+
+
+@njit(cache=True)
+def _root(parent, i):
+    """Union-find: the root of ``i`` (halving the path on the way; also the sleeping islands')."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def island_order(ia, ib, n):
+    """Islands of the contact points: bodies (``0 .. n-1``; -1 is infinite mass, which links
+    nothing) joined by the points between them (union-find). Returns ``(order (k,), starts (m + 1,))``:
+    the points island by island, each island's points in their given order, islands in the order
+    of their first point; ``order`` is ``arange(k)`` when the points already come island by island."""
+    k = ia.shape[0]
+    parent = np.arange(n)
+    for c in range(k):
+        if ia[c] >= 0 and ib[c] >= 0:
+            ra, rb = _root(parent, ia[c]), _root(parent, ib[c])
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    label = np.full(n, -1, np.int64)
+    island = np.empty(k, np.int64)
+    m = 0
+    for c in range(k):
+        r = _root(parent, ia[c] if ia[c] >= 0 else ib[c])
+        if label[r] < 0:
+            label[r] = m
+            m += 1
+        island[c] = label[r]
+    starts = np.zeros(m + 1, np.int64)
+    for c in range(k):
+        starts[island[c] + 1] += 1
+    for i in range(m):
+        starts[i + 1] += starts[i]
+    fill = starts[:m].copy()
+    order = np.empty(k, np.int64)
+    for c in range(k):
+        order[fill[island[c]]] = c
+        fill[island[c]] += 1
+    return order, starts
+
+
+def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2, slop=0.005,
+                   bounce_threshold=0.5, warm=True, tolerance=0.0, stats=None, joint=None):
+    """Solve the contact constraints in place: ``vel``, ``w`` and ``rows.impulse`` change.
+
+    Returns the pseudo velocities ``(pv, pw)`` (n, 3) of the position correction, which the
+    caller adds to the velocities for this step's position update only.
+
+    Parameters
+    ----------
+    vel, w : (n, 3) float64
+        Linear (of the centre of mass) and angular velocities of the dynamic bodies, world.
+    inv_m : (n,) float64
+    inv_i : (n, 3, 3) float64
+        Inverse inertia tensors in world axes.
+    rows : ContactRows
+    kin : (k, 2, 3) float64
+        For each contact, the velocity of A's and of B's material point at the
+        contact when that body is not dynamic (row -1): a kinematic body pushes
+        with its velocity; a static one has zero.
+    dt : float
+    iterations : int
+    beta, slop : float
+        Baumgarte factor and allowed penetration (scene units).
+    bounce_threshold : float
+        Approach speeds below this do not bounce (units/s).
+    warm : bool
+        Apply the carried impulses first.
+    tolerance : float
+        Stop the velocity iterations early once two sweeps in a row change no point's relative
+        velocity by more than this (units/s; 0: always run ``iterations``).
+    stats : dict, optional
+        Receives ``"iterations"``, the velocity iterations that ran.
+    joint : (int, (JOINT_WIDTH,) float64), optional
+        A mouse joint (:mod:`app.world.mouse_joint`): the grabbed body's row and the packed joint, already
+        warm started. It is solved with the contacts of its body's island, after each sweep, or
+        alone when its body touches nothing; its accumulated impulses are updated in place.
+    """
+    pv, pw = np.zeros_like(vel), np.zeros_like(w)
+    k = 0 if rows is None else len(rows.ia)
+    jk, jarr = joint if joint is not None else (-1, np.zeros(1))
+    if jk >= 0 and (not k or not (np.any(rows.ia == jk) or np.any(rows.ib == jk))):
+        _solve_joint_alone(vel, w, inv_m, np.ascontiguousarray(inv_i, dtype=np.float64), jk, jarr,
+                           int(iterations), float(tolerance))
+        jk = -1
+    if not k:
+        return pv, pw
+    if rows.islands is not None:  # (the world's rows come island by island already)
+        order, starts = None, rows.islands
+    else:
+        order, starts = island_order(rows.ia, rows.ib, len(vel))
+    if order is not None and np.any(order != np.arange(k)):
+        part = ContactRows(rows.ia[order], rows.ib[order], rows.normal[order], rows.ra[order], rows.rb[order],
+                           rows.depth[order], rows.friction[order], rows.restitution[order], rows.impulse[order])
+        pv, pw = solve_contacts(vel, w, inv_m, inv_i, part, np.asarray(kin)[order], dt, iterations, beta, slop,
+                                bounce_threshold, warm, tolerance, stats, (jk, jarr) if jk >= 0 else None)
+        rows.impulse[order] = part.impulse
+        return pv, pw
+    p = np.empty((k, _WIDTH))
+    _constraints(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1, rows.t2, inv_m,
+                 np.ascontiguousarray(inv_i, dtype=np.float64), np.ascontiguousarray(kin, dtype=np.float64), p)
+    done = np.zeros(len(starts) - 1, np.int64)
+    _solve_islands(vel, w, inv_m, np.ascontiguousarray(inv_i, dtype=np.float64), rows.ia, rows.ib, p, rows.depth,
+                   rows.friction, rows.restitution, rows.impulse, float(dt), int(iterations),
+                   float(bounce_threshold), bool(warm), float(tolerance), starts, done, jk, jarr)
+    if stats is not None:
+        stats["iterations"] = int(done.max())
+        stats["islands"] = len(done)
+    _split_islands(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth, float(dt), int(iterations), float(beta),
+                   float(slop), starts)
+    return pv, pw

@@ -1,0 +1,139 @@
+"""The solver's islands and threads (app/world/solver.py; the physics itself is tested through the
+world in tests/test_dynamics.py).
+
+Islands: the partition against brute-force connected components; points of independent
+islands given interleaved solve exactly as each island alone. Threads: a falling pile gives
+the same trajectory bit for bit on one thread and on all of numba's.
+"""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.world.solver import ContactRows, island_order, solve_contacts
+from app.world.world import World, rotation
+
+from .._bodies import ball_body, box_body, ground_body
+
+
+def components(ia, ib, n):
+    """Brute force: the island of each point, as a frozenset of bodies, by repeated merging."""
+    sets = [{i} for i in range(n)]
+    for a, b in zip(ia, ib):
+        if a >= 0 and b >= 0 and sets[a] is not sets[b]:
+            merged = sets[a] | sets[b]
+            for x in merged:
+                sets[x] = merged
+    return [frozenset(sets[a if a >= 0 else b]) for a, b in zip(ia, ib)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 12), data=st.data())
+def test_island_order_matches_connected_components(n, data):
+    k = data.draw(st.integers(0, 30))
+    ia = np.array(data.draw(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k)), np.int64)
+    ib = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=k)), np.int64)
+    order, starts = island_order(ia, ib, n)
+    assert sorted(order.tolist()) == list(range(k))
+    assert starts[0] == 0 and starts[-1] == k and np.all(np.diff(starts) > 0)
+    want = components(ia, ib, n)
+    seen = set()
+    for i in range(len(starts) - 1):
+        run = order[starts[i]:starts[i + 1]]
+        assert len({want[c] for c in run}) == 1  # one island per run ...
+        assert want[run[0]] not in seen  # ... and each island in one run
+        seen.add(want[run[0]])
+        assert np.all(np.diff(run) > 0)  # the given order inside an island
+    firsts = [order[starts[i]] for i in range(len(starts) - 1)]
+    assert firsts == sorted(firsts)  # islands in the order of their first point
+
+
+def stack_rows(rng, bodies, base):
+    """Contact rows of a column of ``bodies`` boxes (indices from ``base``) on a static ground:
+    four points per contact, small random penetrations and warm-start impulses."""
+    ia, ib, normal, ra, rb, depth = [], [], [], [], [], []
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], float) * 0.25
+    for level in range(bodies):
+        a = -1 if level == 0 else base + level - 1
+        b = base + level
+        for cx, cz in corners:
+            ia.append(a)
+            ib.append(b)
+            normal.append([0.0, 1.0, 0.0])
+            ra.append([cx, 0.25, cz] if a >= 0 else [0.0, 0.0, 0.0])
+            rb.append([cx, -0.25, cz])
+            depth.append(rng.uniform(-0.002, 0.01))
+    k = len(ia)
+    return dict(ia=np.array(ia, np.int64), ib=np.array(ib, np.int64), normal=np.array(normal), ra=np.array(ra),
+                rb=np.array(rb), depth=np.array(depth), friction=np.full(k, 0.5), restitution=np.zeros(k),
+                impulse=np.column_stack([rng.uniform(0, 5, k), rng.normal(0, 0.1, (k, 2))]))
+
+
+def solve(rows, n, rng_state):
+    rng = np.random.default_rng(rng_state)
+    vel, w = rng.normal(0, 0.3, (n, 3)), rng.normal(0, 0.3, (n, 3))
+    inv_m = np.full(n, 1 / 125.0)
+    inv_i = np.tile(np.eye(3) / (125.0 * 0.5 ** 2 / 6), (n, 1, 1))
+    r = ContactRows(**{key: np.array(val) for key, val in rows.items()})
+    pv, pw = solve_contacts(vel, w, inv_m, inv_i, r, np.zeros((len(r.ia), 2, 3)), 1 / 60, 10, tolerance=1e-4)
+    return vel, w, pv, pw, r.impulse
+
+
+def test_interleaved_islands_solve_as_each_alone():
+    """Two columns of boxes (bodies 0-3 and 4-7) whose points come interleaved: every velocity,
+    pseudo velocity and impulse equals (bit for bit) what solving each column alone gives."""
+    rng = np.random.default_rng(4)
+    one, two = stack_rows(rng, 4, 0), stack_rows(rng, 4, 4)
+    mixed = {}
+    for key in one:  # manifold by manifold (four points each), one column's then the other's
+        a = one[key].reshape(4, 4, *one[key].shape[1:])
+        b = two[key].reshape(4, 4, *two[key].shape[1:])
+        mixed[key] = np.stack([a, b], axis=1).reshape(-1, *one[key].shape[1:])
+    both = solve(mixed, 8, 9)
+    # each column alone, with the same starting velocities for its bodies
+    rng = np.random.default_rng(9)
+    vel0, w0 = rng.normal(0, 0.3, (8, 3)), rng.normal(0, 0.3, (8, 3))
+    for rows, bodies in ((one, slice(0, 4)), (two, slice(4, 8))):
+        vel, w = vel0.copy(), w0.copy()
+        r = ContactRows(**{key: np.array(val) for key, val in rows.items()})
+        pv, pw = solve_contacts(vel, w, np.full(8, 1 / 125.0), np.tile(np.eye(3) / (125.0 * 0.5 ** 2 / 6), (8, 1, 1)),
+                                r, np.zeros((len(r.ia), 2, 3)), 1 / 60, 10, tolerance=1e-4)
+        assert np.array_equal(both[0][bodies], vel[bodies]) and np.array_equal(both[1][bodies], w[bodies])
+        assert np.array_equal(both[2][bodies], pv[bodies]) and np.array_equal(both[3][bodies], pw[bodies])
+        mine = np.concatenate([np.flatnonzero(mixed["ib"] == b) for b in range(bodies.start, bodies.stop)])
+        mine.sort()
+        assert np.array_equal(both[4][mine], r.impulse)
+
+
+def falling_pile(threads):
+    """Poses after 2 s of a pile of 24 boxes and balls dropped in four columns, on ``threads``."""
+    saved = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(2)
+        bodies = [ground_body(size=20.0)]
+        for c in range(4):
+            for k in range(6):
+                pos = (1.5 * c + rng.uniform(-0.05, 0.05), 0.3 + 0.55 * k, rng.uniform(-0.05, 0.05))
+                if k % 3 == 2:
+                    bodies.append(ball_body(f"s{c}{k}", 0.22, pos))
+                else:
+                    bodies.append(box_body(f"b{c}{k}", (0.25,) * 3, pos, motion="dynamic",
+                                           rot=rotation((0, 1, 0), rng.uniform(-0.3, 0.3))))
+        w = World(bodies, dt=1 / 60, exact=False)
+        w.dynamics.iterations = 10
+        for _ in range(120):
+            w.step()
+        return np.array([b.pose for b in bodies]), w.dynamics.stats
+    finally:
+        numba.set_num_threads(saved)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here: nothing to compare")
+def test_one_thread_and_all_give_the_same_trajectory():
+    one, _ = falling_pile(1)
+    many, stats = falling_pile(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(one, many)
+    assert stats["islands"] >= 1
