@@ -19,9 +19,12 @@ The pair kernels here (one pair of posed trees: :func:`collide_pair_trees`,
 runs over its broad phase's candidate pairs.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from numba import get_num_threads, prange
 
@@ -259,7 +262,8 @@ def _shaped(out, lead):
 # ---------------------------------------------------------------------------
 
 
-def collide(tree_a, pose_a, tree_b, pose_b, containment=True, threads=None):
+def collide(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, containment: bool = True,
+            threads: int | None = None) -> NDArray[np.bool_] | np.bool_:
     """Do two meshes intersect at each of many pose pairs?
 
     Entry ``i`` equals ``bool(obbcollide.collide(tree_a, pose_a[i], tree_b,
@@ -343,7 +347,8 @@ def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, containment, threads)
     return dist, points, tri_a, tri_b, inside, lead
 
 
-def distance(tree_a, pose_a, tree_b, pose_b, threads=None):
+def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike,
+             threads: int | None = None) -> NDArray[np.float64] | np.float64:
     """Minimum distance between two meshes' surfaces at each of many pose pairs.
 
     Entry ``i`` equals :func:`obbcollide.distance` ``(tree_a, pose_a[i], tree_b,
@@ -367,7 +372,8 @@ def distance(tree_a, pose_a, tree_b, pose_b, threads=None):
                          _shaped(tri_a, lead), _shaped(tri_b, lead))
 
 
-def within(tree_a, pose_a, tree_b, pose_b, tolerance, threads=None):
+def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, tolerance: float,
+           threads: int | None = None) -> NDArray[np.bool_] | np.bool_:
     """Do two meshes come closer than ``tolerance`` (or overlap) at each of many pose pairs?
 
     Entry ``i`` equals :func:`obbcollide.within` ``(tree_a, pose_a[i], tree_b,

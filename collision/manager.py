@@ -49,12 +49,17 @@ What differs from trimesh's manager, on purpose:
   indices -1, ``point`` an inner mesh's vertex, ``normal`` and ``depth`` NaN.
 """
 
+from __future__ import annotations
+
 import logging
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from numba import get_num_threads, prange
 
 from ._jit import njit
@@ -100,14 +105,15 @@ class ContactData:
 
     __slots__ = ("names", "_inds", "point", "normal", "depth")
 
-    def __init__(self, names, indices, point, normal, depth):
+    def __init__(self, names: Sequence[Hashable], indices: Sequence[int], point: NDArray[np.float64],
+                 normal: NDArray[np.float64], depth: float) -> None:
         self.names = set(names)
         self._inds = {names[0]: int(indices[0]), names[1]: int(indices[1])}
         self.point = point
         self.normal = normal
         self.depth = float(depth)
 
-    def index(self, name):
+    def index(self, name: Hashable) -> int:
         """Face index in contact of the object ``name`` (-1 for a containment without touching faces)."""
         return self._inds[name]
 
@@ -128,17 +134,18 @@ class DistanceData:
 
     __slots__ = ("names", "_inds", "_points", "distance")
 
-    def __init__(self, names, indices, points, distance):
+    def __init__(self, names: Sequence[Hashable], indices: Sequence[int], points: Sequence[NDArray[np.float64]],
+                 distance: float) -> None:
         self.names = set(names)
         self._inds = {names[0]: int(indices[0]), names[1]: int(indices[1])}
         self._points = {names[0]: points[0], names[1]: points[1]}
         self.distance = float(distance)
 
-    def index(self, name):
+    def index(self, name: Hashable) -> int:
         """Face index of the closest triangle of the object ``name``."""
         return self._inds[name]
 
-    def point(self, name):
+    def point(self, name: Hashable) -> NDArray[np.float64]:
         """(3,) float64: the closest point, world frame, on the object ``name``."""
         return self._points[name]
 
@@ -573,7 +580,7 @@ class CollisionManager:
     (0.012, 'gear')
     """
 
-    def __init__(self, broad_phase="tree", threads=None):
+    def __init__(self, broad_phase: str = "tree", threads: int | None = None) -> None:
         self._broad = make_broad_phase(broad_phase)
         if threads is not None and int(threads) < 1:
             raise ValueError(f"threads: must be >= 1, got {threads!r}")
@@ -596,11 +603,11 @@ class CollisionManager:
         return name in self._row
 
     @property
-    def names(self):
+    def names(self) -> list[Hashable]:
         """The objects' names, in the order they were added (removals fill gaps from the end)."""
         return list(self._names)
 
-    def add_object(self, name, mesh, transform=None):
+    def add_object(self, name: Hashable, mesh: Any, transform: ArrayLike | None = None) -> OBBTree:
         """Add an object; an object of the same name is replaced (as trimesh does).
 
         Parameters
@@ -641,7 +648,7 @@ class CollisionManager:
         self._version += 1
         return m.tree
 
-    def remove_object(self, name):
+    def remove_object(self, name: Hashable) -> None:
         """Remove the object ``name``; ``ValueError`` if there is none (as trimesh)."""
         row = self._row_of(name)
         last = len(self._names) - 1
@@ -658,7 +665,7 @@ class CollisionManager:
         self._table = None
         self._version += 1
 
-    def set_transform(self, name, transform):
+    def set_transform(self, name: Hashable, transform: ArrayLike) -> None:
         """Move the object ``name`` to the rigid pose ``transform`` (4, 4); rebuilds nothing.
 
         Raises
@@ -670,7 +677,7 @@ class CollisionManager:
         self._poses[row] = checked_pose(transform, "transform")
         self._version += 1
 
-    def get_transform(self, name):
+    def get_transform(self, name: Hashable) -> NDArray[np.float64]:
         """(4, 4) float64: a copy of the object's pose."""
         return self._poses[self._row_of(name)].copy()
 
@@ -733,7 +740,8 @@ class CollisionManager:
             _collide_candidates(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, True, stop_first, out)
         return out
 
-    def in_collision_single(self, mesh, transform=None, return_names=False, return_data=False):
+    def in_collision_single(self, mesh: Any, transform: ArrayLike | None = None, return_names: bool = False,
+                            return_data: bool = False) -> bool | tuple[Any, ...]:
         """Does ``mesh`` at ``transform`` collide with any object of the manager?
 
         Parameters
@@ -773,7 +781,7 @@ class CollisionManager:
                 data += _contacts(q.tree, pose[0], self._meshes[j].tree, self._poses[j], (EXTERNAL, name))
         return _returns(bool(hits.any()), names, data, return_names, return_data)
 
-    def in_collision_internal(self, return_names=False, return_data=False):
+    def in_collision_internal(self, return_names: bool = False, return_data: bool = False) -> bool | tuple[Any, ...]:
         """Do any two objects of the manager collide?
 
         Parameters
@@ -804,7 +812,8 @@ class CollisionManager:
                 data += _contacts(self._meshes[i].tree, self._poses[i], self._meshes[j].tree, self._poses[j], pair)
         return _returns(bool(hits.any()), names, data, return_names, return_data)
 
-    def in_collision_other(self, other_manager, return_names=False, return_data=False):
+    def in_collision_other(self, other_manager: CollisionManager, return_names: bool = False,
+                           return_data: bool = False) -> bool | tuple[Any, ...]:
         """Does any object of this manager collide with any object of ``other_manager``?
 
         Parameters
@@ -842,7 +851,8 @@ class CollisionManager:
 
     # -- distance -------------------------------------------------------------
 
-    def min_distance_single(self, mesh, transform=None, return_name=False, return_data=False):
+    def min_distance_single(self, mesh: Any, transform: ArrayLike | None = None, return_name: bool = False,
+                            return_data: bool = False) -> float | tuple[Any, ...]:
         """Minimum distance between ``mesh`` at ``transform`` and any object of the manager.
 
         Parameters
@@ -874,7 +884,8 @@ class CollisionManager:
         data = DistanceData((EXTERNAL, name), (fa, fb), (pts[0].copy(), pts[1].copy()), d)
         return _returns(d, name, data, return_name, return_data)
 
-    def min_distance_internal(self, name=None, return_names=False, return_data=False):
+    def min_distance_internal(self, name: Hashable | None = None, return_names: bool = False,
+                              return_data: bool = False) -> float | tuple[Any, ...]:
         """Minimum distance between two objects of the manager (or between ``name`` and the others).
 
         Parameters
@@ -914,7 +925,8 @@ class CollisionManager:
         data = DistanceData(pair, (fa, fb), (pts[0].copy(), pts[1].copy()), d)
         return _returns(d, _sort_names(pair), data, return_names, return_data)
 
-    def min_distance_other(self, other_manager, return_names=False, return_data=False):
+    def min_distance_other(self, other_manager: CollisionManager, return_names: bool = False,
+                           return_data: bool = False) -> float | tuple[Any, ...]:
         """Minimum distance between an object of this manager and one of ``other_manager``.
 
         Returns

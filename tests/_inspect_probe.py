@@ -66,7 +66,7 @@ def main(config_path, out):
         ins.axis_source = cfg["axis_source"]
     if not cfg.get("hud", True):  # the panel's own status line stands in for the HUD's text
         session.hud_lines = lambda: []
-    win = ViewerWindow(session, width, height, visible=not headless)
+    win = ViewerWindow(session, width, height, visible=not headless, panel=False)  # its own ImGui frame below
     cam = session.camera
     for k, value in cfg.get("camera", {}).items():
         setattr(cam, k, np.array(value, float) if k == "target" else float(value))

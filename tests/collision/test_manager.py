@@ -2,7 +2,7 @@
 
 References
 ----------
-* ``trimesh.obbcollide.CollisionManager``: the colliding name pairs of
+* ``trimesh.collision.CollisionManager``: the colliding name pairs of
   ``in_collision_internal`` / ``_other`` / ``_single``. Objects are added at
   the identity and then moved with ``set_transform`` (``add_object`` rounds
   its pose to float32).
@@ -159,7 +159,7 @@ def scenes(draw, names=NAMES, min_size=3, max_size=7, spread=1.2):
 
 
 def build(scene, prefix="o"):
-    ours, theirs = CollisionManager(), trimesh.obbcollide.CollisionManager()
+    ours, theirs = CollisionManager(), trimesh.collision.CollisionManager()
     for k, (name, pose) in enumerate(scene):
         ours.add_object(f"{prefix}{k}", mesh(name), pose)
         theirs.add_object(f"{prefix}{k}", mesh(name))
@@ -381,7 +381,7 @@ def test_open_mesh_holds_nothing_closed_mesh_does():
     _, data = m.in_collision_single(small, return_data=True)
     assert len(data) == 1 and data[0].index("closed") == -1 and np.isnan(data[0].depth)
     # trimesh agrees here: the closed box is convex (FCL solid), the open one a surface
-    t = trimesh.obbcollide.CollisionManager()
+    t = trimesh.collision.CollisionManager()
     t.add_object("open", _open_box())
     t.add_object("closed", closed)
     assert t.in_collision_single(small, return_names=True) == (True, {"closed"})
@@ -453,7 +453,7 @@ def test_bad_mesh_and_names():
     with pytest.raises(ValueError, match="not in collision manager"):
         m.set_transform("x", np.eye(4))
     with pytest.raises(ValueError, match="other_manager"):
-        m.in_collision_other(trimesh.obbcollide.CollisionManager())
+        m.in_collision_other(trimesh.collision.CollisionManager())
 
 
 def test_empty_managers():

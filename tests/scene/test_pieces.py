@@ -660,8 +660,8 @@ def test_cache_hit_builds_no_hull_and_no_tree(tmp_path, torus_mesh, reference, m
     import obbcollide.obb_tree
     monkeypatch.setattr(co.OBBTree, "__init__", forbidden)
     monkeypatch.setattr(co.ConvexPolyhedron, "from_points", forbidden)
-    monkeypatch.setattr(collision.convex, "ConvexHull", forbidden)
-    monkeypatch.setattr(collision.obb_tree, "_build_kernel", forbidden)
+    monkeypatch.setattr(obbcollide.convex, "ConvexHull", forbidden)
+    monkeypatch.setattr(obbcollide.obb_tree, "_build_kernel", forbidden)
     monkeypatch.setattr(P, "decompose", forbidden)
     hit = P.convex_pieces(v, f, CACHE_SETTINGS, cache=str(tmp_path))
     assert hit.cached and _same_everything(hit, reference)

@@ -31,6 +31,7 @@ def probe(tmp_path, display, **cfg):  # noqa: F811
     out = tmp_path / name
     env = dict(os.environ, OBBCOLLIDE_NO_BOOTSTRAP="1", DISPLAY=display)
     env.pop("PYGLET_HEADLESS", None)
+    env.pop("PYOPENGL_PLATFORM", None)  # an earlier headless run in this process may have left it at egl
     r = subprocess.run([sys.executable, "-m", "tests._inspect_probe", str(path), str(out)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_the_section_draws_the_counts_and_its_checkbox_works(tmp_path, display):  # noqa: F811
     env = dict(os.environ, OBBCOLLIDE_NO_BOOTSTRAP="1", DISPLAY=display)
     env.pop("PYGLET_HEADLESS", None)
+    env.pop("PYOPENGL_PLATFORM", None)  # an earlier headless run in this process may have left it at egl
     r = subprocess.run([sys.executable, "-m", "tests._narrow_panel_probe", str(tmp_path)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
