@@ -222,7 +222,7 @@ def test_a_mesh_above_the_triangle_limit_is_refused(folder, reference):
     ball.export(stl)
     write_obj(obj, ball.vertices, ball.faces)
     report, img, err = run(folder, "many", ["--mesh", stl, "--mesh", obj],
-                           prelude="import app.scene.mesh_io\napp.mesh_io.MAX_TRIANGLES = 1000")
+                           prelude="import app.scene.mesh_io\napp.scene.mesh_io.MAX_TRIANGLES = 1000")
     said(report, err, str(stl), "1,280 triangles (as its header says)", "more than the 1,000", "decimate")
     said(report, err, str(obj), "1,280 triangles", "more than the 1,000", "decimate")
     check_frame(report, img, reference)
