@@ -10,9 +10,9 @@ import os
 import sys
 
 # The names of collision.broad_phase.BROAD_PHASES, spelt out so that --help imports no numba
-# (tests/test_world.py checks they agree).
+# (tests/world/test_world.py checks they agree).
 BROAD_PHASE_NAMES = ("brute", "sap", "grid", "octree", "tree")
-# The names of app.world.narrow_compare.ALGORITHMS, likewise (tests/test_narrow_compare.py checks them).
+# The names of app.world.narrow_compare.ALGORITHMS, likewise (tests/world/test_narrow_compare.py checks them).
 NARROW_PHASE_NAMES = ("sat", "gjk", "vector-symbol", "triangles")
 
 

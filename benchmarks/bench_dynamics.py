@@ -9,7 +9,7 @@ Scenes (issue 7's benchmark), the same for both contenders:
    centres 1 m up, each with a small random yaw (|yaw| <= 0.2 rad, seeded),
    dropped on a static ground at rest. They land within the first second
    (the top layer falls ~0.94 s) and end as columns of up to 4 boxes.
-2. N = 100 concave bodies: a U of three boxes (as ``tests/test_contacts.py``'s
+2. N = 100 concave bodies: a U of three boxes (as ``tests/world/test_contacts.py``'s
    ``u_body``: 1 m wide, 1 m tall, 0.4 m deep), ours as three ``Hull`` pieces,
    pybullet's a compound of the same three ``GEOM_BOX``es, same mass, centre
    of mass and inertia; 4 layers, 1.5 m apart, small random yaw.

@@ -442,7 +442,7 @@ def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs
         # glancing configurations): report the deepest vertex alone. Its
         # projection may fall outside the reference face (then it is on the
         # reference plane, not on the hull); seen in ~1% of deep random
-        # overlaps, never in shallow ones (tests/test_manifold.py).
+        # overlaps, never in shallow ones (tests/collision/test_manifold.py).
         x = v.row(inc_v, s)
         d = rd - v.dot(rn, x)
         if d < -margin:

@@ -298,7 +298,7 @@ def test_hull_hull_vector_symbol(a, pose_a, b, pose_b):
 
     By the paper's convention touching is not colliding, and the degenerate contacts its
     docstring lists (:mod:`collision.vector_symbol`) are missed; in general position it agrees
-    with the SAT depth being positive (``tests/test_narrow_phase.py``).
+    with the SAT depth being positive (``tests/collision/test_narrow_phase.py``).
     """
     from .vector_symbol import StandardModel, vector_symbol_collide
 

@@ -1,4 +1,4 @@
-"""Drive the viewer's GUI panel in a real window, as a person would; for tests/test_viewer_panel.py.
+"""Drive the viewer's GUI panel in a real window, as a person would; for tests/viewer/test_viewer_panel.py.
 
 ``python -m tests._panel_driver CONFIG.json OUT_DIR`` loads a scene, opens the viewer window
 (Xvfb when ``DISPLAY`` is set, else EGL headless) and runs the config's steps, each through

@@ -2,7 +2,7 @@
 problem, the rest of the scene stays, and a frame still renders.
 
 Every test runs the real program headless (``python -m app --headless`` through EGL, as
-tests/test_viewer_window.py does) in a child process on a small scene of three static
+tests/viewer/test_viewer_window.py does) in a child process on a small scene of three static
 bodies in colours nothing else on screen has (blue, green, purple), adds one bad input,
 and checks: the exit status is 0; the message is in the report and on stderr, naming the
 file and the problem; every body of the scene is still there; and the screenshot shows

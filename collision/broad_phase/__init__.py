@@ -9,7 +9,7 @@ Every implementation follows one protocol (:class:`BroadPhase`)::
 ``update`` returns ALL overlapping pairs ``(i, j)``, ``i < j``, rows sorted,
 for closed boxes (touching overlaps); indices are stable between calls and a
 change of ``n`` rebuilds. Every implementation returns exactly the brute-force
-pair set (tests/test_broad_phase.py); they differ in cost:
+pair set (tests/collision/test_broad_phase.py); they differ in cost:
 
 =========  ============================================  ==========================
 name       idea                                          source

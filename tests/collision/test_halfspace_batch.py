@@ -2,7 +2,7 @@
 
 Reference: :func:`collision.narrow_phase.collide_shapes` with a
 :class:`~collision.shapes.HalfSpace` as shape A (``_halfspace_core``), itself
-tested against analytic answers in tests/test_narrow_phase.py. The batch gets
+tested against analytic answers in tests/collision/test_narrow_phase.py. The batch gets
 the world plane the reference computes from the half-space and its pose,
 ``n = R_h @ h.normal`` and ``offset = h.offset + n . t_h``, so both see the
 same normal array and the normals compare exactly. Depths and points are

@@ -1,7 +1,7 @@
 """collide_hull_pairs and HullTable against collide_hull_hull called one pair at a time.
 
 Reference: :func:`collision.manifold.collide_hull_hull` (itself tested against
-analytic answers and ``convex_convex_sat`` in tests/test_manifold.py), called
+analytic answers and ``convex_convex_sat`` in tests/collision/test_manifold.py), called
 pair by pair with its own HullData and a per-pair cache array. The batch runs
 the same compiled kernel on slices of the table, so the comparison is exact
 (``np.array_equal``, no tolerance) for every field: count, kind, tests,

@@ -1,6 +1,6 @@
 """Tests for the visible-surface interpenetration measurement (tests/_interpenetration.py).
 
-The measurement is the oracle of tests/test_example_scenes.py, so it is checked
+The measurement is the oracle of tests/world/test_example_scenes.py, so it is checked
 here against answers known by construction and against plain brute force that
 shares none of its code:
 

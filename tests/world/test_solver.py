@@ -1,5 +1,5 @@
 """The solver's islands and threads (app/world/solver.py; the physics itself is tested through the
-world in tests/test_dynamics.py).
+world in tests/world/test_dynamics.py).
 
 Islands: the partition against brute-force connected components; points of independent
 islands given interleaved solve exactly as each island alone. Threads: a falling pile gives
