@@ -62,7 +62,7 @@ from scipy.spatial.transform import Rotation  # noqa: E402
 from obbcollide.epa import convex_penetration  # noqa: E402
 from obbcollide.hull_batch import HullTable, collide_hull_pairs  # noqa: E402
 from obbcollide.hull_data import HullData  # noqa: E402
-from obbcollide.manifold import SatCache, collide_hull_hull, collide_hull_hull_kernel  # noqa: E402
+from obbcollide.manifold import SatCache, collide_hull_hull, collide_hull_hull_kernel, hull_arrays  # noqa: E402
 from obbcollide.narrow_phase import PairCache, collide_shapes  # noqa: E402
 from obbcollide.shapes import Capsule, Sphere, box_hull  # noqa: E402
 
@@ -152,10 +152,8 @@ def time_ours(configs, repeats, inner):
             for (ha, pa, hb, pb_), c in zip(configs, caches):
                 collide_hull_hull(ha, pa, hb, pb_, 0.0, c)
 
-    raw_args = [(ha.vertices, ha.normals, ha.offsets, ha.face_start, ha.face_verts, ha.edge_verts, ha.edge_faces,
-                 ha.vert_face_start, ha.vert_faces, hb.vertices, hb.normals, hb.offsets, hb.face_start,
-                 hb.face_verts, hb.edge_verts, hb.edge_faces, hb.vert_face_start, hb.vert_faces, pa, pb_, 0.0,
-                 min(ha.scale, hb.scale), c.data) for (ha, pa, hb, pb_), c in zip(configs, caches)]
+    raw_args = [(*hull_arrays(ha), *hull_arrays(hb), pa, pb_, 0.0, min(ha.scale, hb.scale), c.data)
+                for (ha, pa, hb, pb_), c in zip(configs, caches)]
 
     def run_raw():
         for _ in range(inner):

@@ -42,10 +42,12 @@ __all__ = ["HullTable", "ManifoldBatch", "collide_hull_pairs"]
 
 # Columns of HullTable.starts: where each concatenated array's part of a hull begins.
 _FIELDS = ("vertices", "normals", "offsets", "face_start", "face_verts", "edge_verts", "edge_faces",
-           "vert_face_start", "vert_faces")
+           "vert_face_start", "vert_faces", "arc_caps", "arc_order", "group_caps", "group_start")
 _COL = {name: c for c, name in enumerate(_FIELDS)}
-_ITEM = {"vertices": (3,), "normals": (3,), "edge_verts": (2,), "edge_faces": (2,)}
-_DTYPE = {"vertices": np.float64, "normals": np.float64, "offsets": np.float64}
+_ITEM = {"vertices": (3,), "normals": (3,), "edge_verts": (2,), "edge_faces": (2,), "arc_caps": (5,),
+         "group_caps": (5,)}
+_DTYPE = {"vertices": np.float64, "normals": np.float64, "offsets": np.float64, "arc_caps": np.float64,
+          "group_caps": np.float64}
 
 
 class HullTable:
@@ -54,7 +56,8 @@ class HullTable:
     Hull ``h`` owns the rows ``starts[h, c]:starts[h + 1, c]`` of the ``c``-th
     array of :data:`_FIELDS` (``vertices``, ``normals``, ``offsets``,
     ``face_start``, ``face_verts``, ``edge_verts``, ``edge_faces``,
-    ``vert_face_start``, ``vert_faces``); indices inside those rows are local
+    ``vert_face_start``, ``vert_faces``, ``arc_caps``, ``arc_order``,
+    ``group_caps``, ``group_start``); indices inside those rows are local
     to the hull (as in its :class:`HullData`). The arrays grow by doubling, so
     adding ``n`` hulls one at a time copies O(total size) data in all.
 
@@ -64,7 +67,7 @@ class HullTable:
 
     Attributes
     ----------
-    starts : (h + 1, 9) int64
+    starts : (h + 1, 13) int64
         Start rows per hull and array (row ``h`` holds the ends).
     scale : (h,) float64
         Each hull's :attr:`HullData.scale` (the kernel's tolerances use the
@@ -218,7 +221,7 @@ def _first_bad_pose(poses):
 
 
 @njit(parallel=True)
-def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
+def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale,
                           ia, poses_a, ib, poses_b, margins, caches,
                           count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth, threads):
     """Fill the output rows of every pair; returns ``(row, status)`` of the first rejected pose, else
@@ -254,19 +257,24 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
         eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
         vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
         evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
+        aca, aoa, gca, gsa = AC[sa[9]:ea[9]], AO[sa[10]:ea[10]], GC[sa[11]:ea[11]], GS[sa[12]:ea[12]]
+        acb, aob, gcb, gsb = AC[sb[9]:eb[9]], AO[sb[10]:eb[10]], GC[sb[11]:eb[11]], GS[sb[12]:eb[12]]
         for i in range(i0, (r + 1) * k // runs):
             if ia[i] != a:
                 a = ia[i]
                 sa, ea = starts[a], starts[a + 1]
                 va, na, da, fsa, fva = V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]]
                 eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
+                aca, aoa, gca, gsa = AC[sa[9]:ea[9]], AO[sa[10]:ea[10]], GC[sa[11]:ea[11]], GS[sa[12]:ea[12]]
             if ib[i] != b:
                 b = ib[i]
                 sb, eb = starts[b], starts[b + 1]
                 vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
                 evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
+                acb, aob, gcb, gsb = AC[sb[9]:eb[9]], AO[sb[10]:eb[10]], GC[sb[11]:eb[11]], GS[sb[12]:eb[12]]
             st, kd, cnt, ts, sd = collide_hull_hull_into(
-                va, na, da, fsa, fva, eva, efa, vfsa, vfa, vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
+                va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
+                vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
                 poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
                 work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
             if st != 0:
@@ -395,6 +403,7 @@ def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
     row, st = _collide_pairs_kernel(
         buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
+        buf["arc_caps"], buf["arc_order"], buf["group_caps"], buf["group_start"],
         table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth, get_num_threads())

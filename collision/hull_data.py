@@ -6,8 +6,10 @@ flat numpy arrays: the face loops concatenated with start offsets (a CSR
 layout), the unique edges with the two faces that meet there (the arc of the
 edge on the Gauss map, for the edge-pair pruning of D. Gregorius, "The
 Separating Axis Test between Convex Polyhedra", GDC 2013), and each vertex's
-faces (to pick an incident face around the deepest vertex). It is built once
-per polyhedron and cached (weakly) on it by :meth:`HullData.from_polyhedron`.
+faces (to pick an incident face around the deepest vertex), and bounding
+caps of the edges' Gauss-map arcs and of small groups of them, which let the
+edge-pair search skip pairs whose arcs cannot cross (:mod:`collision.gauss_map`). It is built
+once per polyhedron and cached (weakly) on it by :meth:`HullData.from_polyhedron`.
 
 All arrays are in the polyhedron's own (model) frame.
 """
@@ -22,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validate import as_array
 from .convex import ConvexPolyhedron
+from .gauss_map import CONE_MAX, build_arc_groups
 
 __all__ = ["HullData", "MAX_FACES", "MAX_FACE_VERTICES"]
 
@@ -59,6 +62,13 @@ class HullData:
     vert_face_start : (n + 1,) int64
     vert_faces : (sum,) int64
         Faces around each vertex (CSR layout like the face loops).
+    arc_caps : (e, 5) float64
+    arc_order : (e,) int64
+    group_caps : (g, 5) float64
+    group_start : (g + 1,) int64
+        Bounding caps of the edges' Gauss-map arcs and of groups of arcs
+        (:func:`collision.gauss_map.build_arc_groups`; the layout is described
+        in :mod:`collision.gauss_map`).
     centroid : (3,) float64
         Mean of the vertices (an interior point).
     scale : float
@@ -74,6 +84,10 @@ class HullData:
     edge_faces: NDArray[np.int64] = field(repr=False)
     vert_face_start: NDArray[np.int64] = field(repr=False)
     vert_faces: NDArray[np.int64] = field(repr=False)
+    arc_caps: NDArray[np.float64] = field(repr=False)
+    arc_order: NDArray[np.int64] = field(repr=False)
+    group_caps: NDArray[np.float64] = field(repr=False)
+    group_start: NDArray[np.int64] = field(repr=False)
     centroid: NDArray[np.float64] = field(repr=False)
     scale: float = 1.0
 
@@ -159,16 +173,23 @@ class HullData:
         vert_face_start[1:] = np.cumsum([len(p) for p in per_vertex])
         vert_faces = np.array([f for p in per_vertex for f in p], dtype=np.int64)
 
+        normals = np.ascontiguousarray(poly.normals, dtype=np.float64)
+        edge_faces = np.ascontiguousarray(edge_faces.reshape(-1, 2))
+        arc_caps, arc_order, group_caps, group_start = build_arc_groups(normals, edge_faces)
         return cls(
             vertices=verts,
-            normals=np.ascontiguousarray(poly.normals, dtype=np.float64),
+            normals=normals,
             offsets=np.ascontiguousarray(poly.offsets, dtype=np.float64),
             face_start=face_start,
             face_verts=face_verts,
             edge_verts=np.ascontiguousarray(edge_verts.reshape(-1, 2)),
-            edge_faces=np.ascontiguousarray(edge_faces.reshape(-1, 2)),
+            edge_faces=edge_faces,
             vert_face_start=vert_face_start,
             vert_faces=vert_faces,
+            arc_caps=arc_caps,
+            arc_order=arc_order,
+            group_caps=group_caps,
+            group_start=group_start,
             centroid=verts.mean(0),
             scale=float(np.ptp(verts, axis=0).max()),
         )
@@ -204,3 +225,21 @@ class HullData:
         for a in range(n):
             fs = self.vert_faces[self.vert_face_start[a]:self.vert_face_start[a + 1]]
             assert len(fs) >= 3 and all(a in self.face(g).tolist() for g in fs), f"vertex {a} faces"
+        # the arc caps: a permutation of the edges in groups; a bounded cap holds both ends of each
+        # of its arcs, under 90 degrees
+        e = len(self.edge_verts)
+        assert np.array_equal(np.sort(self.arc_order), np.arange(e)), "arc_order is not a permutation"
+        gs = self.group_start
+        assert gs[0] == 0 and gs[-1] == e and np.all(np.diff(gs) >= 1), "group_start"
+        assert len(self.group_caps) == len(gs) - 1 and len(self.arc_caps) == e, "cap counts"
+        for caps, groups in ((self.arc_caps, [[k] for k in range(e)]),
+                             (self.group_caps, [self.arc_order[gs[k]:gs[k + 1]] for k in range(len(gs) - 1)])):
+            for k, arcs in enumerate(groups):
+                if caps[k, 3] < 0.0:
+                    continue
+                axis = caps[k, :3]
+                half = np.arctan2(caps[k, 4], caps[k, 3])
+                assert half <= CONE_MAX and abs(np.linalg.norm(axis) - 1.0) < 1e-12, f"cap {k}"
+                ends = self.normals[self.edge_faces[np.asarray(arcs)]].reshape(-1, 3)
+                ang = np.arctan2(np.linalg.norm(np.cross(ends, axis), axis=1), ends @ axis)
+                assert np.all(ang <= half), f"cap {k} misses an arc end"

@@ -38,6 +38,9 @@ from ._jit import njit
 from ._validate import MAX_COORD, as_array, as_indices, as_number
 from .closest_pair import closest_pt_segment_segment_t
 from .convex import ConvexPolyhedron
+from .gauss_map import PARALLEL_SINE, edge_pairs_brute, edge_pairs_pruned  # noqa: F401 (PARALLEL_SINE: re-exported)
+from .gauss_map import edge_query as _edge_query
+from .gauss_map import is_minkowski_face as _is_minkowski_face
 from .hull_data import HullData
 from .transform import POSE_ERRORS, as_pose, check_pose_kernel
 
@@ -57,11 +60,6 @@ _FACE_A, _FACE_B, _EDGE, _NONE = 0, 1, 2, 3
 EDGE_REL_TOL = 0.05
 FACE_REL_TOL = 0.01
 ABS_TOL = 1e-5
-
-# Edge pairs closer to parallel than this sine give no axis (their Minkowski
-# face is a sliver covered by the neighbouring face axes; the cross product
-# would be mostly rounding).
-PARALLEL_SINE = 1e-6
 
 # Clipped points closer than this (times the scale) are merged.
 MERGE_TOL = 1e-9
@@ -212,45 +210,29 @@ def _face_query(normals, offsets, f, verts):
 
 
 @njit
-def _is_minkowski_face(a, b, c, d):
-    """Do the Gauss-map arcs ``a-b`` (edge of A) and ``c-d`` (edge of -B) cross?
+def _face_query_soa(normals, offsets, f, xyz, m, tmp):
+    """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``.
 
-    Gregorius (GDC 2013): ``c`` and ``d`` lie on opposite sides of the plane
-    through ``a, b``, ``a`` and ``b`` on opposite sides of the plane through
-    ``c, d``, and the crossing is on the same hemisphere (not antipodal).
+    The same value (the same products and sums, and a minimum does not depend on the order it
+    is taken in): the dot products go into ``tmp`` in a loop the compiler vectorises, and the
+    minimum is taken with four running minima, so that the compares do not wait on each other.
     """
-    n_ab = v.cross(a, b)
-    sc = v.dot(c, n_ab)
-    sd = v.dot(d, n_ab)
-    if sc * sd >= 0.0:
-        return False
-    n_cd = v.cross(c, d)
-    ta = v.dot(a, n_cd)
-    tb = v.dot(b, n_cd)
-    if ta * tb >= 0.0:
-        return False
-    return sc * tb > 0.0
-
-
-@njit
-def _edge_query(va, ea, i, a, b, vb, eb, j):
-    """Separation along the Minkowski face of edge ``i`` of A and edge ``j`` of B.
-
-    Returns ``(sep, normal)``; ``sep = -inf`` for (near) parallel edges. The
-    normal is oriented out of A: it lies on A's arc ``a-b``, so ``n.(a+b) > 0``.
-    """
-    pa = v.row(va, ea[i, 0])
-    e1 = v.sub(v.row(va, ea[i, 1]), pa)
-    pb = v.row(vb, eb[j, 0])
-    e2 = v.sub(v.row(vb, eb[j, 1]), pb)
-    n = v.cross(e1, e2)
-    ln = v.norm(n)
-    if ln <= PARALLEL_SINE * math.sqrt(v.norm2(e1) * v.norm2(e2)):
-        return -np.inf, n
-    n = v.scale(n, 1.0 / ln)
-    if v.dot(n, v.add(a, b)) < 0.0:
-        n = v.scale(n, -1.0)
-    return v.dot(n, v.sub(pb, pa)), n
+    n0, n1, n2 = normals[f, 0], normals[f, 1], normals[f, 2]
+    xs, ys, zs = xyz[0], xyz[1], xyz[2]
+    for i in range(m):
+        tmp[i] = n0 * xs[i] + n1 * ys[i] + n2 * zs[i]
+    lo0 = lo1 = lo2 = lo3 = np.inf
+    i = 0
+    while i + 4 <= m:
+        lo0 = min(lo0, tmp[i])
+        lo1 = min(lo1, tmp[i + 1])
+        lo2 = min(lo2, tmp[i + 2])
+        lo3 = min(lo3, tmp[i + 3])
+        i += 4
+    while i < m:
+        lo0 = min(lo0, tmp[i])
+        i += 1
+    return min(min(lo0, lo1), min(lo2, lo3)) - offsets[f]
 
 
 @njit
@@ -476,22 +458,29 @@ def hull_work(vertices, faces, edges):
     ``vertices`` vertices, ``faces`` faces and ``edges`` edges each (a batch allocates them once)."""
     cap = 2 * vertices + 2
     return (np.empty((3, 3)), np.empty((vertices, 3)), np.empty((faces, 3)), np.empty(faces),
-            np.empty((11, max(edges, 1))),
+            np.empty((15, max(edges, 1) + 1)),  # (a hull has at most e + 1 arc groups)
             np.empty((cap, 3)), np.empty(cap, dtype=np.int64), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.int64), np.empty(cap), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
-            np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)))
+            np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)), np.empty(6),
+            np.empty(max(edges, 1) + 1, dtype=np.int64), np.empty((3, vertices)), np.empty((3, vertices)),
+            np.empty(vertices))
 
 
 @njit
-def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
-                             vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
-                             pose_a, pose_b, margin, scale, cache):
+def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
+                             vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
+                             pose_a, pose_b, margin, scale, cache, brute=False):
     """The compiled body of :func:`collide_hull_hull`.
 
+    Each hull comes as its :class:`~collision.hull_data.HullData` arrays in field order
+    (``vertices`` ... ``vert_faces``, then ``arc_caps, arc_order, group_caps, group_start``).
     Returns ``(status, kind, count, tests, sat_sep, normal (3,), points_a (4, 3),
     points_b (4, 3), depths (4,), ids (4,))``, world frame; ``status`` is 0, or
     1/2 for a non-finite / non-rigid ``pose_a``, 3/4 for ``pose_b``.
-    ``cache`` (int64[3]) is read and updated in place.
+    ``cache`` (int64[3]) is read and updated in place. ``brute``: the reference
+    twin, for tests and benchmarks: every edge pair
+    (:func:`collision.gauss_map.edge_pairs_brute`) and the plain face queries
+    (:func:`_face_query`); the result is the same.
     """
     normal = np.zeros(3)
     pa_out = np.zeros((4, 3))
@@ -500,15 +489,16 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     id_out = np.zeros(4, dtype=np.int64)
     work = hull_work(max(va.shape[0], vb.shape[0]), max(na.shape[0], nb.shape[0]), max(eva.shape[0], evb.shape[0]))
     st, kind, cnt, tests, sat_sep = collide_hull_hull_into(
-        va, na, da, fsa, fva, eva, efa, vfsa, vfa, vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
-        pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out)
+        va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa, vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
+        acb, aob, gcb, gsb, pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out, brute)
     return st, kind, cnt, tests, sat_sep, normal, pa_out, pb_out, dep_out, id_out
 
 
 @njit
-def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
-                           vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb,
-                           pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out):
+def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
+                           vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
+                           pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out,
+                           brute=False):
     """:func:`collide_hull_hull_kernel` writing into ``normal (3,)``, ``pa_out, pb_out (4, 3)``,
     ``dep_out (4,)``, ``id_out (4,)`` (zeroed first) with the scratch ``work`` of :func:`hull_work`
     (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``."""
@@ -535,8 +525,14 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
           pose_a[0, 1] * dt[0] + pose_a[1, 1] * dt[1] + pose_a[2, 1] * dt[2],
           pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
     vb_a = work[1][:vb.shape[0]]
+    # the vertices also as coordinate rows, for the face queries (_face_query_soa)
+    xyz_b, xyz_a, tmp = work[18], work[19], work[20]
     for i in range(vb.shape[0]):
-        v.store(vb_a, i, v.add(_to_world(rot, (0.0, 0.0, 0.0), v.row(vb, i)), tt))
+        p = v.add(_to_world(rot, (0.0, 0.0, 0.0), v.row(vb, i)), tt)
+        v.store(vb_a, i, p)
+        xyz_b[0, i], xyz_b[1, i], xyz_b[2, i] = p
+    for i in range(va.shape[0]):
+        xyz_a[0, i], xyz_a[1, i], xyz_a[2, i] = va[i, 0], va[i, 1], va[i, 2]
     nb_a = work[2][:nb.shape[0]]
     db_a = work[3][:nb.shape[0]]
     for f in range(nb.shape[0]):
@@ -571,7 +567,10 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     # Face axes of A, then of B; stop at the first one that separates.
     fa_sep, fa = -np.inf, -1
     for f in range(na.shape[0]):
-        sep = _face_query(na, da, f, vb_a)
+        if brute:
+            sep = _face_query(na, da, f, vb_a)
+        else:
+            sep = _face_query_soa(na, da, f, xyz_b, vb.shape[0], tmp)
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_A, f, -1
@@ -580,7 +579,10 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
             fa_sep, fa = sep, f
     fb_sep, fb = -np.inf, -1
     for f in range(nb.shape[0]):
-        sep = _face_query(nb_a, db_a, f, va)
+        if brute:
+            sep = _face_query(nb_a, db_a, f, va)
+        else:
+            sep = _face_query_soa(nb_a, db_a, f, xyz_a, va.shape[0], tmp)
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_B, -1, f
@@ -588,53 +590,20 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
         if sep > fb_sep:
             fb_sep, fb = sep, f
     # Edge pairs whose Gauss-map arcs cross (B's normals negated: the Gauss
-    # map of -B). The arc planes of B are computed once.
-    neb = evb.shape[0]
-    # B's arcs in A's frame as separate coordinate arrays (c, d: B's normals
-    # negated; m: the arc plane c x d), so that the first half of the
-    # Minkowski-face test runs as a vectorisable loop over all of B's edges.
-    arcs = work[4]
-    cx, cy, cz = arcs[0], arcs[1], arcs[2]
-    dx, dy, dz = arcs[3], arcs[4], arcs[5]
-    mx, my, mz = arcs[6], arcs[7], arcs[8]
-    for j in range(neb):
-        c = v.scale(v.row(nb_a, efb[j, 0]), -1.0)
-        d = v.scale(v.row(nb_a, efb[j, 1]), -1.0)
-        m = v.cross(c, d)
-        cx[j], cy[j], cz[j] = c
-        dx[j], dy[j], dz[j] = d
-        mx[j], my[j], mz[j] = m
-    sc = arcs[9]
-    sd = arcs[10]
-    e_sep, e_i, e_j = -np.inf, -1, -1
-    e_n = (0.0, 0.0, 0.0)
-    for i in range(eva.shape[0]):
-        a = v.row(na, efa[i, 0])
-        b = v.row(na, efa[i, 1])
-        n0, n1, n2 = v.cross(a, b)
-        for j in range(neb):
-            sc[j] = cx[j] * n0 + cy[j] * n1 + cz[j] * n2
-            sd[j] = dx[j] * n0 + dy[j] * n1 + dz[j] * n2
-        for j in range(neb):
-            # The rest of _is_minkowski_face: c, d on both sides of a-b's
-            # plane, a, b on both sides of c-d's, and the same hemisphere.
-            if sc[j] * sd[j] >= 0.0:
-                continue
-            tb = mx[j] * b[0] + my[j] * b[1] + mz[j] * b[2]
-            if sc[j] * tb <= 0.0:
-                continue
-            ta = mx[j] * a[0] + my[j] * a[1] + mz[j] * a[2]
-            if ta * tb >= 0.0:
-                continue
-            sep, n = _edge_query(va, eva, i, a, b, vb_a, evb, j)
-            if sep == -np.inf:
-                continue
-            tests += 1
-            if sep > margin:
-                cache[0], cache[1], cache[2] = _EDGE, i, j
-                return 0, _NONE, 0, tests, -sep
-            if sep > e_sep:
-                e_sep, e_i, e_j, e_n = sep, i, j, n
+    # map of -B), found through the arcs' bounding caps (collision.gauss_map):
+    # the same pairs, in another order, as the brute-force search.
+    best = work[16]
+    if brute:
+        et, found, _ = edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, work[4], best)
+    else:
+        et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, aob, gcb, gsb,
+                                       rot, margin, work[4], work[17], best)
+    tests += et
+    e_sep, e_i, e_j = best[0], int(best[1]), int(best[2])
+    e_n = (best[3], best[4], best[5])
+    if found:
+        cache[0], cache[1], cache[2] = _EDGE, e_i, e_j
+        return 0, _NONE, 0, tests, -e_sep
 
     sat_sep = max(fa_sep, max(fb_sep, e_sep))
     face_sep = max(fa_sep, fb_sep)
@@ -684,6 +653,12 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa,
     if cnt == 0:
         kind = _NONE
     return 0, kind, cnt, tests, -sat_sep
+
+
+def hull_arrays(h: HullData) -> tuple[NDArray, ...]:
+    """The arrays of ``h`` in the order :func:`collide_hull_hull_kernel` takes them (13 of them)."""
+    return (h.vertices, h.normals, h.offsets, h.face_start, h.face_verts, h.edge_verts, h.edge_faces,
+            h.vert_face_start, h.vert_faces, h.arc_caps, h.arc_order, h.group_caps, h.group_start)
 
 
 def _as_hull(h, name):
@@ -742,11 +717,7 @@ def collide_hull_hull(hull_a: HullData | ConvexPolyhedron | ArrayLike, pose_a: A
         if not (isinstance(cdata, np.ndarray) and cdata.dtype == np.int64 and cdata.shape == (3,)):
             raise ValueError("cache: expected a SatCache or an int64 array of shape (3,)")
     st, kind, cnt, tests, sat_depth, normal, p_a, p_b, dep, ids = collide_hull_hull_kernel(
-        ha.vertices, ha.normals, ha.offsets, ha.face_start, ha.face_verts, ha.edge_verts, ha.edge_faces,
-        ha.vert_face_start, ha.vert_faces,
-        hb.vertices, hb.normals, hb.offsets, hb.face_start, hb.face_verts, hb.edge_verts, hb.edge_faces,
-        hb.vert_face_start, hb.vert_faces,
-        pa, pb, margin, min(ha.scale, hb.scale), cdata)
+        *hull_arrays(ha), *hull_arrays(hb), pa, pb, margin, min(ha.scale, hb.scale), cdata)
     if st:
         name = "pose_a" if st <= 2 else "pose_b"
         raise ValueError(f"{name}: {POSE_ERRORS[(st - 1) % 2 + 1]}")
