@@ -1,6 +1,7 @@
 """Rigid-body dynamics: step time of falling and settling boxes and concave bodies against pybullet, one run, medians.
 
-Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]``
+Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]
+[--scene box100|box1000|u|mesh]``
 
 Scenes (issue 7's benchmark), the same for both contenders:
 
@@ -515,6 +516,8 @@ def main():
                     help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
     ap.add_argument("--budget", type=float, default=150.0,
                     help="wall seconds allowed for ours at N = 1000 before capping at 3 simulated s")
+    ap.add_argument("--scene", choices=("box100", "box1000", "u", "mesh"), default=None,
+                    help="run only this scene (its full row; default: all of them)")
     ap.add_argument("--threads", type=int, default=None,
                     help="numba threads for ours (default: all cores; pybullet's step is single-threaded)")
     args = ap.parse_args()
@@ -539,9 +542,9 @@ def main():
           f"{pb.getAPIVersion() if pb else 'missing'}; ours on {numba.get_num_threads()} thread(s) "
           "(hull-pair batch and solver islands; --threads 1 for one)")
     t0 = time.perf_counter()
-    warm_up("box", args.ground)
-    warm_up("u", args.ground)
-    warm_up("mesh", args.ground)
+    for kind in ("box", "u", "mesh"):
+        if args.scene is None or args.scene.startswith(kind):
+            warm_up(kind, args.ground)
     print(f"warm-up (numba kernels loaded or compiled, V-HACD pieces read from the cache or made): "
           f"{time.perf_counter() - t0:.1f} s")
 
@@ -549,6 +552,10 @@ def main():
     if not args.quick:
         plan += [("box", 1000, 5.0, args.budget, 1.2), ("u", 100, 5.0, None, 1.5),
                  ("mesh", 100, 5.0, None, 1.5)]
+    if args.scene is not None:  # one scene only: its row of the full plan
+        plan = [p for p in [("box", 100, 5.0, None, 1.2), ("box", 1000, 5.0, args.budget, 1.2),
+                            ("u", 100, 5.0, None, 1.5), ("mesh", 100, 5.0, None, 1.5)]
+                if args.scene == f"{p[0]}{p[1] if p[0] == 'box' else ''}"]
     results = []
     for kind, n, seconds, budget, spacing in plan:
         r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing)
@@ -559,7 +566,7 @@ def main():
     report_settle(results)
 
     big = next((r for r in results if r["kind"] == "box" and r["n"] == 1000), results[0])
-    print(f"\n[3] cProfile of one settled step of ours, {big['n']} boxes at t = {big['seconds']:g} s "
+    print(f"\n[3] cProfile of one settled step of ours, {big['n']} {big['kind']} bodies at t = {big['seconds']:g} s "
           "(top 15 by tottime; profiling slows Python-heavy code more than compiled)")
     profile_step(big["world"])
     for r in results:
