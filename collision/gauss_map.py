@@ -325,7 +325,7 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
 def edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, arcs, best):
     """The brute-force twin of :func:`edge_pairs_pruned`: every arc of A against every arc of B.
 
-    Same arguments (less the trees) and the same ``best`` and return values; the visiting order is
+    Same arguments (less the caps and groups) and the same ``best`` and return values; the order is
     ``(i, j)`` lexicographic, so a separating pair, when there is one, is the first in that order.
     Scratch ``arcs (>= 11, e_b)``.
     """

@@ -4,7 +4,8 @@
 two posed convex hulls by the separating-axis test of D. Gregorius ("The
 Separating Axis Test between Convex Polyhedra", GDC 2013): face normals of A,
 face normals of B, and only those edge pairs whose arcs cross on the Gauss
-map (exactly the edge pairs that build a face of the Minkowski difference).
+map (exactly the edge pairs that build a face of the Minkowski difference),
+found through bounding caps of the arcs (:mod:`collision.gauss_map`).
 It then builds the contact patch:
 
 * face contact: the reference face is clipped against the incident face of the
