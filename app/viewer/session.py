@@ -55,8 +55,41 @@ MANIFOLD_NORMAL_PX = 45  # a manifold's normal
 MIN_BODY_PX = 4          # a body drawn smaller than this radius gets a disc of this radius
 
 
+class VertexArrays:
+    """Positions and colours ``(n, 3)`` float32 each, appended to in place: the storage is kept
+    between frames and grows (doubling) only when a frame needs more."""
+
+    def __init__(self, capacity=1024):
+        self.positions = np.zeros((capacity, 3), np.float32)
+        self.colors = np.zeros((capacity, 3), np.float32)
+        self.count = 0
+
+    def clear(self):
+        self.count = 0
+
+    def add(self, points, color):
+        """Append ``points`` (k, 3), all in ``color`` (3,)."""
+        k = len(points)
+        end = self.count + k
+        if end > len(self.positions):
+            size = max(end, 2 * len(self.positions))
+            for name in ("positions", "colors"):
+                grown = np.zeros((size, 3), np.float32)
+                grown[:self.count] = getattr(self, name)[:self.count]
+                setattr(self, name, grown)
+        self.positions[self.count:end] = points
+        self.colors[self.count:end] = color
+        self.count = end
+
+    def views(self):
+        """``(positions (n, 3), colors (n, 3))``: views of the storage, valid until the next :meth:`clear`."""
+        return self.positions[:self.count], self.colors[:self.count]
+
+
 class LineCollector:
     """A :class:`collision.debug_draw.DebugDraw` that gathers arrays for the renderer.
+
+    The arrays are kept between frames (:meth:`reset` empties them without freeing them).
 
     Parameters
     ----------
@@ -67,10 +100,25 @@ class LineCollector:
     """
 
     def __init__(self, pixel_size):
-        self.lines, self.line_colors = [], []
-        self.tris, self.tri_colors = [], []
+        self._lines = VertexArrays()
+        self._tris = VertexArrays()
+        self.reset(pixel_size)
+
+    def reset(self, pixel_size):
+        """Empty the collector for a new frame (keeping its storage), with the frame's ``pixel_size``."""
+        self._lines.clear()
+        self._tris.clear()
         self.pixel_size = pixel_size
         self.marker_px = MARKER_PX
+
+    @property
+    def line_count(self):
+        """Line vertices gathered so far."""
+        return self._lines.count
+
+    def line_range(self, start, stop):
+        """A copy of line vertices ``start:stop`` ((k, 3) float32)."""
+        return self._lines.positions[start:stop].copy()
 
     def boxes(self, centers, axes, half_extents, color):
         from .buffers import box_lines
@@ -95,20 +143,16 @@ class LineCollector:
         self._add_lines(ray_lines(points, directions, pixels * self.pixel_size(points)), color)
 
     def triangles(self, triangles, color):
-        t = np.asarray(triangles, np.float32).reshape(-1, 3)
-        self.tris.append(t)
-        self.tri_colors.append(np.tile(np.asarray(color, np.float32), (len(t), 1)))
+        self._tris.add(np.asarray(triangles, np.float32).reshape(-1, 3), np.asarray(color, np.float32))
 
     def _add_lines(self, pts, color):
         if len(pts):
-            self.lines.append(pts)
-            self.line_colors.append(np.tile(np.asarray(color, np.float32), (len(pts), 1)))
+            self._lines.add(pts, np.asarray(color, np.float32))
 
     def arrays(self):
-        """``(lines (n, 3), line_colors (n, 3), tris (m, 3), tri_colors (m, 3))`` float32."""
-        def cat(parts):
-            return np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
-        return cat(self.lines), cat(self.line_colors), cat(self.tris), cat(self.tri_colors)
+        """``(lines (n, 3), line_colors (n, 3), tris (m, 3), tri_colors (m, 3))`` float32: views of the
+        collector's storage, valid until its next :meth:`reset`."""
+        return (*self._lines.views(), *self._tris.views())
 
 
 class Session:
@@ -632,21 +676,51 @@ class Session:
         """Swap in a finished scene load, advance the world and run detection for this frame.
 
         A step that fails (it should not: the world repairs non-finite bodies) pauses the world
-        with the message in the HUD, so the viewer keeps running and nothing is lost."""
+        with the message in the HUD, so the viewer keeps running and nothing is lost.
+
+        The exact triangle contacts (``world.exact``) are found only while an overlay draws
+        them (:meth:`needs_exact`). Returns whether the world ran its frame (its ``stats`` are
+        this frame's)."""
         self.poll()
         if not self.world.bodies:  # nothing to move: no kernel call (one compiling in a scene load would block)
-            return
+            return False
+        self._gate_exact()
+        ran = True
         try:
             self.world.frame(frame_dt * self.time_scale)
         except (ValueError, FloatingPointError, RuntimeError) as exc:
             self.world.paused = True
             self.say(f"the step failed and the world is paused (Space resumes): {exc}", error=True)
+            ran = False
         for text in self.world.problems:
             self.say(text, error=True)
         self.world.problems.clear()
+        return ran
 
-    def overlays(self):
-        """Debug geometry for this frame, through the core's DebugDraw protocol."""
+    # Overlays drawn from the exact triangle contacts (world.contacts).
+    EXACT_OVERLAYS = ("triangles", "segments", "contacts")
+
+    def needs_exact(self):
+        """Whether this frame needs the exact triangle contacts: an overlay that draws them is on."""
+        return any(self.flags[name] for name in self.EXACT_OVERLAYS)
+
+    def _gate_exact(self):
+        """Run the world's exact triangle pass only when :meth:`needs_exact` (a world built without it,
+        ``World(exact=False)``, stays without). Off, its contacts and counts are emptied rather than
+        left from an older frame."""
+        world = self.world
+        if getattr(self, "_exact_world", None) is not world:
+            self._exact_world, self._exact_allowed = world, bool(world.exact)
+        world.exact = self._exact_allowed and self.needs_exact()
+        if not world.exact and (world.contacts or world.stats.get("exact")):
+            world.contacts = []
+            world.stats.update(exact=0.0, box_tests=0, tri_tests=0, contacts=0)
+
+    def overlays(self, out=None):
+        """Debug geometry for this frame, through the core's DebugDraw protocol.
+
+        ``out``: a :class:`LineCollector` to fill (emptied first; its storage is reused, and the
+        arrays returned are views of it); default a new one."""
         from obbcollide import debug_draw as dd
 
         from .buffers import pixel_world_sizes
@@ -654,14 +728,31 @@ class Session:
         cam = self.camera
         eye = cam.eye
         forward = (cam.target - eye) / cam.distance
-        draw = LineCollector(lambda p: pixel_world_sizes(p, eye, forward, cam.fovy, cam.height))
+
+        def pixel_size(p):
+            return pixel_world_sizes(p, eye, forward, cam.fovy, cam.height)
+
+        draw = out if out is not None else LineCollector(pixel_size)
+        draw.reset(pixel_size)
         world = self.world
         if self.flags["boxes"]:
+            cache = getattr(self, "_box_cache", {})
+            kept = {}
             for k, b in enumerate(world.bodies):
                 if b.unbounded:  # a ground, drawn as its plane: its mesh's finite boxes would float there
                     continue
                 depth = self.depth if not self.depth_selected_only or k == self.selected else 0
+                # A body that has not moved (static, asleep, paused) has the boxes of the last frame.
+                key = (id(b.tree), depth, b.pose.tobytes())
+                hit = cache.get(id(b))
+                if hit is not None and hit[0] == key:
+                    draw._add_lines(hit[1], COLORS["boxes"])
+                    kept[id(b)] = hit
+                    continue
+                start = draw.line_count
                 dd.draw_tree(draw, b.tree, b.pose, depth, COLORS["boxes"])
+                kept[id(b)] = (key, draw.line_range(start, draw.line_count))
+            self._box_cache = kept  # (the bodies of this frame only)
         if self.flags["aabbs"]:
             from .buffers import aabb_lines
 
@@ -732,7 +823,9 @@ class Session:
             f"piece pairs {st['piece_pairs']}   "
             f"manifolds {st['manifolds']} ({st['points']} points)   touching pairs {st['touching']}   "
             f"asleep {self.world.dynamics.stats.get('sleeping', 0)}   "
-            f"exact triangles {st['exact'] * ms:5.2f} ms",
+            + (f"exact triangles {st['exact'] * ms:5.2f} ms" if self.world.exact else
+             "exact triangles off (no overlay draws them)"),
+            self.phase_line(),
             "overlays: " + " ".join(name for name in OVERLAYS if self.flags[name] and name != "help")
             + f"   tree depth {self.depth}",
         ]
@@ -765,6 +858,16 @@ class Session:
             if now - when < 8.0:
                 lines.append(("! " if error else "") + text)
         return lines
+
+    def phase_line(self):
+        """The rest of the last frame's phases (:mod:`app.viewer.frame_clock`), in ms: with the line above
+        them, every phase of the frame."""
+        t = self.times
+        names = (("events", "events"), ("idle", "idle"), ("world", "world"), ("exact", "exact"),
+                 ("overlays", "overlays"), ("draw", "draw"), ("hud", "hud"), ("panel", "panel"),
+                 ("screenshot", "shot"), ("flip", "flip"), ("gc", "gc"), ("record", "record"))
+        return "phases ms: " + "  ".join(f"{label} {t.get(key, 0.0) * 1000.0:.2f}" for key, label in names
+                                         if t.get(key) or key in ("overlays", "draw", "flip"))
 
     def help_text(self):
         """The help panel's lines, or an empty list when help is off."""
