@@ -95,6 +95,8 @@ def run(counts=(10, 100, 500), frames=60, warmup=5, width=960, height=540, out=N
             r["rest"] = r["wall"] - sum(r["phases"][k] for k in PRINTED)
         med = {p: statistics.median(r["phases"][p] if p in PRINTED else r[p] for r in rows) for p in PHASES}
         med["frames"] = rows
+        med["loop"] = report["loop"]  # the frame loop on a clock of its own, and all its frames' wall times
+        med["walls"] = sum(r["wall"] for r in report["frames"])
         med["candidates"] = statistics.median(r["candidates"] for r in rows)
         med["contacts"] = statistics.median(r["contacts"] for r in rows)
         results[n] = med
