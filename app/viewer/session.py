@@ -736,23 +736,7 @@ class Session:
         draw.reset(pixel_size)
         world = self.world
         if self.flags["boxes"]:
-            cache = getattr(self, "_box_cache", {})
-            kept = {}
-            for k, b in enumerate(world.bodies):
-                if b.unbounded:  # a ground, drawn as its plane: its mesh's finite boxes would float there
-                    continue
-                depth = self.depth if not self.depth_selected_only or k == self.selected else 0
-                # A body that has not moved (static, asleep, paused) has the boxes of the last frame.
-                key = (id(b.tree), depth, b.pose.tobytes())
-                hit = cache.get(id(b))
-                if hit is not None and hit[0] == key:
-                    draw._add_lines(hit[1], COLORS["boxes"])
-                    kept[id(b)] = hit
-                    continue
-                start = draw.line_count
-                dd.draw_tree(draw, b.tree, b.pose, depth, COLORS["boxes"])
-                kept[id(b)] = (key, draw.line_range(start, draw.line_count))
-            self._box_cache = kept  # (the bodies of this frame only)
+            self._draw_boxes(draw)
         if self.flags["aabbs"]:
             from .buffers import aabb_lines
 
@@ -767,6 +751,7 @@ class Session:
                 for hull in b.pieces.hulls:
                     seg = hull.vertices[hull.edges] @ r.T + t
                     draw.segments(seg, COLORS["pieces"])
+        marks, marks_normals = [], []
         for c in world.contacts:
             a, b = world.bodies[c.a], world.bodies[c.b]
             result = co.CollideResult(True, c.pairs, c.segments, c.box_tests, c.tri_tests, c.contained, True)
@@ -776,8 +761,12 @@ class Session:
             if self.flags["contacts"] and len(c.pairs):
                 # A readable sample: every contact marked would hide the curves.
                 every = max(1, len(c.pairs) // 16)
-                draw.points(c.points()[::every], COLORS["contacts"])
-                draw.rays(c.points()[::every], c.normals[::every], NORMAL_PX, COLORS["contacts"])
+                marks.append(c.points()[::every])
+                marks_normals.append(c.normals[::every])
+        if marks:  # all pairs' markers and normals in one go
+            marks, marks_normals = np.concatenate(marks), np.concatenate(marks_normals)
+            draw.points(marks, COLORS["contacts"])
+            draw.rays(marks, marks_normals, NORMAL_PX, COLORS["contacts"])
         if self.flags["manifolds"]:
             draw.marker_px = MANIFOLD_MARKER_PX
             for pm in world.manifolds:  # the patch outline, each point and the normal (A to B)
@@ -804,6 +793,37 @@ class Session:
         self.trace_counts = self.inspector.draw(draw, self.flags, COLORS)  # the pair's views (O, X, I)
         self.separating_axis = self.inspector.root_axis() if self.flags["axis"] else -1
         return draw.arrays()
+
+    def _draw_boxes(self, draw):
+        """Every body's OBB tree boxes at the depth shown, but the grounds', as one batch: each
+        tree's boxes at a depth are kept as model-space corners, posed together."""
+        from .buffers import box_corners, posed_box_lines
+
+        cache = self.__dict__.setdefault("_tree_corners", {})  # (id(tree), depth) -> (tree, (m, 8, 3))
+        parts, owners = [], []
+        bodies = self.world.bodies
+        for k, b in enumerate(bodies):
+            if b.unbounded:  # a ground, drawn as its plane: its mesh's finite boxes would float there
+                continue
+            depth = self.depth if not self.depth_selected_only or k == self.selected else 0
+            hit = cache.get((id(b.tree), depth))
+            if hit is None or hit[0] is not b.tree:
+                tree = b.tree
+                d = tree.node_depths()
+                sel = (d == depth) | ((d < depth) & (tree.child < 0))
+                hit = (tree, box_corners(tree.centers[sel], tree.axes[sel], tree.half_extents[sel]))
+                cache[(id(tree), depth)] = hit
+            parts.append(hit[1])
+            owners.append(k)
+        if len(cache) > 4 * len(bodies) + 64:  # trees of removed bodies
+            live = {id(b.tree) for b in bodies}
+            for key in [key for key in cache if key[0] not in live]:
+                del cache[key]
+        if parts:
+            owner = np.repeat(owners, [len(p) for p in parts])
+            poses = np.array([b.pose for b in bodies])[owner]
+            draw._add_lines(posed_box_lines(np.concatenate(parts), poses[:, :3, :3], poses[:, :3, 3]),
+                            COLORS["boxes"])
 
     # -- HUD -----------------------------------------------------------------
 
