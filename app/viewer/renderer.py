@@ -25,7 +25,7 @@ from obbcollide.shapes import HalfSpace
 from .buffers import colors, flat_mesh, grid_extent, grid_lines, ground_fade, ground_quad, instance_rows, \
     pixel_world_sizes, tiny_bodies
 from .layout import FontMetrics, layout_text
-from .session import COLORS, MIN_BODY_PX, LineCollector
+from .overlays import COLORS, MIN_BODY_PX, LineCollector
 
 MESH_VS = """#version 330 core
 layout(location = 0) in vec3 position;
