@@ -62,6 +62,7 @@ class FrameClock:
         self._start = self._mark = time.perf_counter()
         self._gc = 0.0        # collector seconds since the last lap
         self._gc_lap = 0.0    # collector seconds taken out of the last lap
+        self._lap = 0.0       # the last lap's seconds (less the collector's)
         self._gc_since = None
         gc.callbacks.append(self._on_gc)
 
@@ -92,17 +93,18 @@ class FrameClock:
         self.times["gc"] += self._gc
         self._gc_lap, self._gc = self._gc, 0.0
         self._mark = now
+        self._lap = took
         return took
 
     def split(self, phase, parts):
-        """Move ``parts`` ({phase: seconds}, measured inside the last lap of ``phase``) out of it.
+        """Move ``parts`` ({phase: seconds}, measured inside the last lap, one of ``phase``) out of it.
 
         Parts measured across a collection hold the collector's time that the lap
         already gave to ``gc``; that overlap (at most the lap's collector time) goes
         back from ``gc`` so that nothing is counted twice.
         """
         total = sum(parts.values())
-        over = min(max(total - self.times[phase], 0.0), self._gc_lap)
+        over = min(max(total - self._lap, 0.0), self._gc_lap)
         self.times["gc"] -= over
         self.times[phase] += over - total
         for name, seconds in parts.items():
