@@ -1,9 +1,9 @@
 """The profiler's memory: per-frame phase times and counts over the last frames. GL-free.
 
-:class:`ProfileHistory` keeps a ring of the last ``size`` frames: the world's phases
-(``world.stats``: update, broad, narrow, exact), the window's (``session.times``: every
-phase of :mod:`app.viewer.frame_clock`, render, frame) and the counts of the frame (candidate pairs, box tests, triangle tests,
-manifolds, manifold points, triangle contacts). The panel plots :meth:`series` and prints
+:class:`ProfileHistory` keeps a ring of the last ``size`` frames: the frame's phases
+(``session.times``: every phase of :mod:`app.viewer.frame_clock`, the world's among them,
+then render and the frame), and the counts of the frame (candidate pairs, box tests,
+triangle tests, manifolds, manifold points, triangle contacts). The panel plots :meth:`series` and prints
 :meth:`summary` (min / mean / max over what is kept).
 """
 
