@@ -5,6 +5,13 @@ tree and its GPU buffer), every body spinning, packed so that neighbours
 overlap now and then. Frames run headless through the real renderer with a
 fixed simulated step, the GUI panel drawn over them (its own phase, ``panel``);
 the medians of each phase are printed per scene.
+
+The phases (:mod:`app.viewer.frame_clock`) cover the whole frame, from the end of
+one buffer swap to the end of the next: the recorder's line, event dispatch, the
+world (update, broad, narrow, exact triangles, and the rest of the session's
+update), the overlays' geometry, the GL draw submission, the HUD, the panel, the
+swap itself and the garbage collector. ``rest`` is the wall time less the sum
+of the printed phases (per frame, its median), what no phase holds.
 """
 
 import math
@@ -21,7 +28,12 @@ from .scene.mesh_io import load_mesh
 from .scene.loader import ASSETS, DEFAULT_SCENE, PALETTE
 from .world.world import Body, World, pose_matrix, rotation
 
-PHASES = ("update", "broad", "narrow", "render", "panel", "wall")
+from .viewer.frame_clock import PHASE_KEYS
+
+# The printed phases: all of app.viewer.frame_clock's but the interactive loop's idle wait and
+# the screenshot (--bench has neither; "rest" shows they hold nothing), then the frame's wall time.
+PRINTED = tuple(k for k in PHASE_KEYS if k not in ("idle", "screenshot"))
+PHASES = PRINTED + ("rest", "wall")
 
 
 def stress_scene(n, seed=0, spacing=1.6):
@@ -61,7 +73,8 @@ def run(counts=(10, 100, 500), frames=60, warmup=5, width=960, height=540, out=N
     Returns
     -------
     dict
-        ``{n: {phase: median seconds, ..., "candidates": median, "contacts": median}}``.
+        ``{n: {phase: median seconds, ..., "candidates": median, "contacts": median,
+        "frames": the measured frames' report lines (with their "phases")}}``.
     """
     from .viewer.session import Session
     from .viewer.window import run_frames
@@ -69,8 +82,8 @@ def run(counts=(10, 100, 500), frames=60, warmup=5, width=960, height=540, out=N
     out = out or sys.stdout
     results = {}
     out.write(f"frame-time phases, medians over {frames} frames (ms), {width}x{height}, headless\n")
-    out.write(f"{'bodies':>7} {'triangles':>10} " + " ".join(f"{p:>8}" for p in PHASES)
-              + f" {'fps':>6} {'pairs':>6} {'contacts':>8}\n")
+    out.write(f"{'bodies':>7} {'triangles':>9} " + " ".join(f"{p[:7]:>7}" for p in PHASES)
+              + f" {'fps':>5} {'pairs':>5} {'contacts':>8}\n")
     for n in counts:
         t0 = time.perf_counter()
         world = stress_scene(n)
@@ -78,13 +91,18 @@ def run(counts=(10, 100, 500), frames=60, warmup=5, width=960, height=540, out=N
         session.frame_camera()
         report = run_frames(session, frames + warmup, width=width, height=height)
         rows = report["frames"][warmup:]
-        med = {p: statistics.median(r[p] for r in rows) for p in PHASES}
+        for r in rows:
+            r["rest"] = r["wall"] - sum(r["phases"][k] for k in PRINTED)
+        med = {p: statistics.median(r["phases"][p] if p in PRINTED else r[p] for r in rows) for p in PHASES}
+        med["frames"] = rows
+        med["loop"] = report["loop"]  # the frame loop on a clock of its own, and all its frames' wall times
+        med["walls"] = sum(r["wall"] for r in report["frames"])
         med["candidates"] = statistics.median(r["candidates"] for r in rows)
         med["contacts"] = statistics.median(r["contacts"] for r in rows)
         results[n] = med
         tris = sum(len(b.faces) for b in world.bodies)
-        out.write(f"{n:>7} {tris:>10} " + " ".join(f"{med[p] * 1e3:8.2f}" for p in PHASES)
-                  + f" {1.0 / med['wall']:6.1f} {med['candidates']:6.0f} {med['contacts']:8.0f}"
+        out.write(f"{n:>7} {tris:>9} " + " ".join(f"{med[p] * 1e3:7.2f}" for p in PHASES)
+                  + f" {1.0 / med['wall']:5.1f} {med['candidates']:5.0f} {med['contacts']:8.0f}"
                   + f"   (scene built in {time.perf_counter() - t0:.1f} s)\n")
         out.flush()
     return results

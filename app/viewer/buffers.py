@@ -54,13 +54,38 @@ def box_lines(centers, axes, half_extents, pose=None):
     lines : (24 k, 3) float32
         Pairs of points, 12 edges per box.
     """
-    centers = np.asarray(centers, float).reshape(-1, 3)
-    axes = np.asarray(axes, float).reshape(-1, 3, 3)
-    half = np.asarray(half_extents, float).reshape(-1, 3)
-    corners = centers[:, None, :] + np.einsum("cj,kj,kjd->kcd", _SIGNS, half, axes)
+    corners = box_corners(centers, axes, half_extents)
     if pose is not None:
         corners = corners @ pose[:3, :3].T + pose[:3, 3]
     return corners[:, BOX_EDGES.ravel()].reshape(-1, 3).astype(np.float32)
+
+
+def box_corners(centers, axes, half_extents):
+    """The 8 corners of oriented boxes: ``centers (k, 3)``, ``axes (k, 3, 3)`` rows, ``half_extents
+    (k, 3)`` -> ``(k, 8, 3)`` float64."""
+    centers = np.asarray(centers, float).reshape(-1, 3)
+    axes = np.asarray(axes, float).reshape(-1, 3, 3)
+    half = np.asarray(half_extents, float).reshape(-1, 3)
+    return centers[:, None, :] + np.einsum("cj,kj,kjd->kcd", _SIGNS, half, axes)
+
+
+def posed_box_lines(corners, rotations, translations):
+    """Wireframes of boxes each with a pose of its own, in one go.
+
+    Parameters
+    ----------
+    corners : (k, 8, 3)
+        Model-space corners (:func:`box_corners`).
+    rotations : (k, 3, 3), translations : (k, 3)
+        Each box's model-to-world transform.
+
+    Returns
+    -------
+    lines : (24 k, 3) float32
+        As :func:`box_lines`.
+    """
+    world = np.einsum("kij,kcj->kci", rotations, corners) + translations[:, None, :]
+    return world[:, BOX_EDGES.ravel()].reshape(-1, 3).astype(np.float32)
 
 
 def aabb_lines(lo, hi):

@@ -8,7 +8,7 @@ from .profile_history import COUNTS, PHASES
 
 __all__ = ["draw_profiler"]
 
-PLOTTED = ("update", "broad", "narrow", "exact", "render", "panel")
+PLOTTED = ("update", "broad", "narrow", "exact", "overlays", "draw", "panel", "flip", "frame")
 
 
 def draw_profiler(session):

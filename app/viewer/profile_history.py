@@ -1,19 +1,21 @@
 """The profiler's memory: per-frame phase times and counts over the last frames. GL-free.
 
-:class:`ProfileHistory` keeps a ring of the last ``size`` frames: the world's phases
-(``world.stats``: update, broad, narrow, exact), the window's (``session.times``: render,
-panel, frame) and the counts of the frame (candidate pairs, box tests, triangle tests,
-manifolds, manifold points, triangle contacts). The panel plots :meth:`series` and prints
+:class:`ProfileHistory` keeps a ring of the last ``size`` frames: the frame's phases
+(``session.times``: every phase of :mod:`app.viewer.frame_clock`, the world's among them,
+then render and the frame), and the counts of the frame (candidate pairs, box tests,
+triangle tests, manifolds, manifold points, triangle contacts). The panel plots :meth:`series` and prints
 :meth:`summary` (min / mean / max over what is kept).
 """
 
 import numpy as np
 
+from .frame_clock import FRAME_PHASES
+
 __all__ = ["ProfileHistory", "PHASES", "COUNTS"]
 
-# (key, label): milliseconds per frame, from world.stats or session.times
-PHASES = (("update", "update (solver)"), ("broad", "broad phase"), ("narrow", "narrow phase"),
-          ("exact", "exact triangles"), ("render", "render"), ("panel", "panel"), ("frame", "frame"))
+# (key, label): milliseconds per frame, from session.times (else world.stats): the frame's phases
+# (app.viewer.frame_clock), which add up to the frame, then two totals, render and the frame
+PHASES = FRAME_PHASES + (("render", "render (overlays, draw, HUD)"), ("frame", "frame"))
 # (key, label): per frame, from world.stats
 COUNTS = (("candidates", "pairs"), ("box_tests", "box tests"), ("tri_tests", "triangle tests"),
           ("manifolds", "manifolds"), ("points", "manifold points"), ("contacts", "triangle contacts"))

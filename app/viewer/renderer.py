@@ -6,7 +6,10 @@ distinct mesh is uploaded once; all bodies using it are drawn with one
 instanced draw call whose per-instance attributes (model matrix, colour,
 highlight) are refreshed every frame, so hundreds of bodies cost a handful of
 draw calls. Debug overlays (boxes, segments, markers, highlighted triangles)
-are rebuilt each frame into one line list and one triangle list.
+are gathered each frame into one line list and one triangle list, whose numpy
+arrays and GPU buffers (:class:`OverlayBuffer`) are kept from frame to frame:
+only the vertices that changed are uploaded, and the buffers grow only when a
+frame needs more.
 """
 
 import ctypes
@@ -22,7 +25,7 @@ from obbcollide.shapes import HalfSpace
 from .buffers import colors, flat_mesh, grid_extent, grid_lines, ground_fade, ground_quad, instance_rows, \
     pixel_world_sizes, tiny_bodies
 from .layout import FontMetrics, layout_text
-from .session import COLORS, MIN_BODY_PX
+from .overlays import COLORS, MIN_BODY_PX, LineCollector
 
 MESH_VS = """#version 330 core
 layout(location = 0) in vec3 position;
@@ -204,6 +207,89 @@ class MeshBuffer:
         gl.glDeleteVertexArrays(1, ctypes.byref(self.vao))
 
 
+class OverlayBuffer:
+    """A vertex buffer of coloured vertices (position, colour: 6 float32 each) kept across frames.
+
+    :meth:`update` rewrites it in place: only the span of vertices that differ from what
+    the buffer holds is uploaded (boxes of bodies at rest, contacts of a paused world: often
+    nothing), and the buffer is reallocated only when a frame needs more room (doubling).
+
+    Parameters
+    ----------
+    program : pyglet.graphics.shader.ShaderProgram
+        With the vertex attributes ``position`` and ``color`` (vec3 each).
+    """
+
+    def __init__(self, program, capacity=4096):
+        self.vao, self.vbo = gl.GLuint(), gl.GLuint()
+        gl.glGenVertexArrays(1, ctypes.byref(self.vao))
+        gl.glGenBuffers(1, ctypes.byref(self.vbo))
+        gl.glBindVertexArray(self.vao)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.vbo)
+        for k, name in enumerate((b"position", b"color")):
+            loc = gl.glGetAttribLocation(program.id, name)
+            gl.glEnableVertexAttribArray(loc)
+            gl.glVertexAttribPointer(loc, 3, gl.GL_FLOAT, gl.GL_FALSE, 24, 12 * k)
+        gl.glBindVertexArray(0)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, 0)
+        self.held = np.zeros((0, 6), np.float32)  # what the GPU buffer holds (its first `count` rows)
+        self._next = np.zeros((0, 6), np.float32)  # the next frame's rows, swapped with `held`
+        self.capacity = 0
+        self.count = 0
+        self.uploaded = 0  # vertices sent by the last update (for tests and the curious)
+        self._reserve(capacity)
+
+    def _reserve(self, n):
+        """Room for ``n`` vertices; returns whether the GPU buffer was reallocated (its content lost)."""
+        if n <= self.capacity:
+            return False
+        self.capacity = max(n, 2 * self.capacity)
+        for name in ("held", "_next"):
+            grown = np.zeros((self.capacity, 6), np.float32)
+            old = getattr(self, name)
+            grown[:len(old)] = old
+            setattr(self, name, grown)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.vbo)
+        gl.glBufferData(gl.GL_ARRAY_BUFFER, self.capacity * 24, None, gl.GL_DYNAMIC_DRAW)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, 0)
+        return True
+
+    def update(self, positions, colors):
+        """Make the buffer hold ``positions`` and ``colors`` ((n, 3) each), uploading what changed."""
+        n = len(positions)
+        fresh = self._reserve(n)
+        rows = self._next[:n]
+        rows[:, :3] = positions
+        rows[:, 3:] = colors
+        if fresh:
+            lo, hi = 0, n
+        else:
+            same = min(n, self.count)
+            changed = np.flatnonzero((rows[:same] != self.held[:same]).any(axis=1))
+            lo = int(changed[0]) if len(changed) else same
+            hi = int(changed[-1]) + 1 if len(changed) else same
+            if n > same:  # vertices past what the buffer held are all new
+                hi = n
+            lo = min(lo, hi)
+        if hi > lo:
+            gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.vbo)
+            gl.glBufferSubData(gl.GL_ARRAY_BUFFER, lo * 24, (hi - lo) * 24, rows[lo:hi].ctypes.data)
+            gl.glBindBuffer(gl.GL_ARRAY_BUFFER, 0)
+        self.uploaded = hi - lo
+        self.held, self._next = self._next, self.held  # `held` is now this frame's rows
+        self.count = n
+
+    def draw(self, mode):
+        if self.count:
+            gl.glBindVertexArray(self.vao)
+            gl.glDrawArrays(mode, 0, self.count)
+            gl.glBindVertexArray(0)
+
+    def delete(self):
+        gl.glDeleteBuffers(1, ctypes.byref(self.vbo))
+        gl.glDeleteVertexArrays(1, ctypes.byref(self.vao))
+
+
 class Renderer:
     """Owns the GL objects. Create it with a current GL context."""
 
@@ -216,8 +302,10 @@ class Renderer:
         self.meshes = {}  # id(body.vertices) -> MeshBuffer, shared by bodies with one mesh
         self._grid = None
         self._grid_key = None
-        self._lines = None
-        self._tris = None
+        self._lines = OverlayBuffer(self.line_program)  # the overlays' lines and triangles, kept across frames
+        self._tris = OverlayBuffer(self.line_program)
+        self._collector = LineCollector(None)  # the overlays' numpy arrays, kept across frames
+        self.overlay_seconds = 0.0  # the last draw's time in Session.overlays (its own phase, "overlays")
 
     def _mesh(self, body):
         buf = self.meshes.get(id(body.vertices))
@@ -280,7 +368,9 @@ class Renderer:
             self._mesh(bodies[members[0]]).draw(rows)
         prog.stop()
 
-        lines, line_cols, tris, tri_cols = session.overlays()
+        t0 = time.perf_counter()
+        lines, line_cols, tris, tri_cols = session.overlays(out=self._collector)
+        self.overlay_seconds = time.perf_counter() - t0
         lp = self.line_program
         lp.use()
         lp["vp"] = _mat(vp)
@@ -290,23 +380,15 @@ class Renderer:
             gl.glDepthMask(gl.GL_FALSE)
             self._grid_list(*grid_extent(*session.world.bounds()), grid_y).draw(gl.GL_LINES)
             gl.glDepthMask(gl.GL_TRUE)
-        if self._tris is not None:
-            self._tris.delete()
-            self._tris = None
+        self._tris.update(tris, tri_cols)
         if len(tris):
             gl.glEnable(gl.GL_POLYGON_OFFSET_FILL)
             gl.glPolygonOffset(-1.0, -2.0)  # draw over the body's own faces
-            self._tris = lp.vertex_list(len(tris), gl.GL_TRIANGLES, position=("f", tris.ravel()),
-                                        color=("f", tri_cols.ravel()))
             self._tris.draw(gl.GL_TRIANGLES)
             gl.glDisable(gl.GL_POLYGON_OFFSET_FILL)
-        if self._lines is not None:
-            self._lines.delete()
-            self._lines = None
+        self._lines.update(lines, line_cols)
         if len(lines):
             gl.glDepthFunc(gl.GL_ALWAYS)  # debug lines stay visible through the meshes
-            self._lines = lp.vertex_list(len(lines), gl.GL_LINES, position=("f", lines.ravel()),
-                                         color=("f", line_cols.ravel()))
             self._lines.draw(gl.GL_LINES)
             gl.glDepthFunc(gl.GL_LEQUAL)
         lp.stop()

@@ -12,6 +12,7 @@ import numpy as np
 import pyglet
 from pyglet.window import key, mouse
 
+from .frame_clock import PHASE_KEYS, WORLD_PHASES, FrameClock
 from .renderer import Hud, Renderer
 from .script import action_problem
 
@@ -39,6 +40,7 @@ class ViewerWindow(pyglet.window.Window):
         self._last = time.perf_counter()
         self._fps = 0.0
         self.pointer = None  # where a scripted press holds the left button, (x, y), or None
+        self.clock = FrameClock()  # the frame's phases (app.viewer.frame_clock), published at each flip
         session.camera.width, session.camera.height = self.get_framebuffer_size()
         self.panel = None  # the GUI panel (app.viewer.panel), drawn over the scene; F1 hides it
         if panel:
@@ -86,6 +88,7 @@ class ViewerWindow(pyglet.window.Window):
         self.session.quit_requested = True
 
     def on_draw(self):
+        self.clock.lap("idle")  # the event loop since the last tick or flip
         self.render()
         self.flip_with_screenshot()
 
@@ -93,29 +96,46 @@ class ViewerWindow(pyglet.window.Window):
 
     def step_frame(self, frame_dt):
         """Advance the session by one frame of ``frame_dt`` seconds and render it (no flip)."""
-        t0 = time.perf_counter()
-        self.session.update(frame_dt)
+        self.clock.lap("events")  # since the last flip: input dispatched, scripted actions
+        self._lap_world(self.session.update(frame_dt))
         if self.session.screenshot_requested:
             self.hud.refresh_now()
         self.render()
-        t1 = time.perf_counter()
-        times = self.session.times
-        times["frame"] = t1 - t0
         if self.session.screenshot_requested:
             path = self.session.screenshot_requested
             self.session.screenshot_requested = None
             self.save_screenshot(path)
+            self.clock.lap("screenshot")
+
+    def _lap_world(self, ran):
+        """Close the session's update: the world's own phases (``world.stats``) out of it when the
+        world ran a frame (``ran``), the rest is the ``world`` phase."""
+        self.clock.lap("world")
+        if ran:
+            st = self.session.world.stats
+            self.clock.split("world", {k: float(st.get(k, 0.0)) for k in WORLD_PHASES})
+
+    def flip(self):
+        """Swap the buffers, then end the frame: its phases go to ``session.times``."""
+        super().flip()
+        clock = getattr(self, "clock", None)
+        if clock is not None:
+            self.session.times.update(clock.finish("flip"))
 
     def render(self):
         t0 = time.perf_counter()
         w, h = self.get_framebuffer_size()
         self.renderer.forget_missing(self.session.world.bodies)
         self.renderer.draw(self.session, w, h)
+        self.clock.lap("draw")
+        self.clock.split("draw", {"overlays": self.renderer.overlay_seconds})
         if self.panel is None or not self.session.panel_visible:  # the panel has the status line and the help
             self.hud.draw(self.session.hud_lines(), self.session.help_text(), self.width, self.height)
+            self.clock.lap("hud")
         self.session.times["render"] = time.perf_counter() - t0
         if self.panel is not None:
             self.panel.draw(self.session)  # its own phase, session.times["panel"]
+            self.clock.lap("panel")
 
     def save_screenshot(self, path):
         """Save the back buffer (the frame just rendered, before flip) as a PNG."""
@@ -134,10 +154,8 @@ class ViewerWindow(pyglet.window.Window):
         if real > 0:
             self._fps = 0.9 * self._fps + 0.1 / real if self._fps else 1.0 / real
         self.session.times["fps"] = self._fps
-        t0 = time.perf_counter()
-        self.session.update(real)
-        self.session.times["frame"] = (time.perf_counter() - t0 + self.session.times["render"]
-                                       + self.session.times.get("panel", 0.0))
+        self.clock.lap("idle")  # the event loop since the last draw
+        self._lap_world(self.session.update(real))
         if self.session.quit_requested:
             pyglet.app.exit()
 
@@ -146,6 +164,7 @@ class ViewerWindow(pyglet.window.Window):
             self.switch_to()
             self.panel.close()
             self.panel = None
+        self.clock.close()
         super().close()
 
     def flip_with_screenshot(self):
@@ -153,6 +172,7 @@ class ViewerWindow(pyglet.window.Window):
             path = self.session.screenshot_requested
             self.session.screenshot_requested = None
             self.save_screenshot(path)
+            self.clock.lap("screenshot")
 
 
 def run_interactive(session, width=1280, height=720, report=None, panel=True):
@@ -189,6 +209,8 @@ class Recorder:
                             "candidates": st["candidates"], "box_tests": st["box_tests"],
                             "tri_tests": st["tri_tests"], "contacts": st["contacts"],
                             "max_speed": max_speed(session.world.bodies)})
+        # the frame's phases (app.viewer.frame_clock), which add up to its wall time
+        self.frames[-1]["phases"] = {k: float(session.times.get(k, 0.0)) for k in PHASE_KEYS}
         choice = session.world.narrow_choice
         if choice.active:  # the chosen narrow phase's answers, and the comparison's counts
             self.frames[-1]["narrow_phase"] = choice.summary()
@@ -246,6 +268,8 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
     script = sorted(script or [], key=lambda a: a.get("frame", 0))
     recorder = Recorder(session)
     k = 0
+    win.clock.start()
+    loop_start = time.perf_counter()
     for frame in range(frames):
         while k < len(script) and script[k].get("frame", 0) <= frame:
             apply_action(win, script[k])
@@ -253,17 +277,20 @@ def run_frames(session, frames, frame_dt=1 / 60.0, width=1280, height=720, scrip
         win.dispatch_events()
         if frame == frames - 1:
             win.hud.refresh_now()  # the last frame (and its screenshot) shows current numbers
-        t0 = time.perf_counter()
         win.step_frame(frame_dt)
-        wall = time.perf_counter() - t0
-        session.times["fps"] = 1.0 / wall if wall > 0 else 0.0
-        recorder.record(wall)
         if frame == frames - 1 and screenshot:
             win.save_screenshot(screenshot)
-        win.flip()
+            win.clock.lap("screenshot")
+        win.flip()  # ends the frame: session.times holds its phases and its wall time, "frame"
+        wall = session.times["frame"]
+        session.times["fps"] = 1.0 / wall if wall > 0 else 0.0
+        recorder.record(wall)
+        win.clock.lap("record")  # (the next frame's)
         if session.quit_requested:
             break
+    loop = time.perf_counter() - loop_start
     out = recorder.report()
+    out["loop"] = loop  # seconds from the first frame's start to the last one's record, on a clock of its own
     if report:
         with open(report, "w") as fh:
             json.dump(out, fh, indent=1)
