@@ -30,6 +30,74 @@ __all__ = ["CollideResult", "collide", "collide_trace"]
 
 
 @njit
+def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb):
+    """Do two posed trees have an intersecting triangle pair? The yes/no query.
+
+    The walk of :func:`collide_kernel`, stopping at the first intersecting
+    pair, with one change: of the two child pairs of a step, the second waits
+    on the stack untested and is box-tested only when taken from it, so a hit
+    under the first child saves its test. Takes only the arrays it needs (a
+    call's cost grows with its array arguments).
+
+    Returns ``(status, hit, box_tests, tri_tests, roots_overlap, i, j)`` with
+    ``i, j`` the leaf-order positions of the pair found (0 when none);
+    ``status`` is :func:`pose_status`.
+    """
+    status = pose_status(pa, pb)
+    if status:
+        return status, False, 0, 0, False, 0, 0
+    r, t = _relative_t(pa, pb)
+    if not boxes_overlap(nodes_a, 0, nodes_b, 0, r, t):
+        return 0, False, 1, 0, False, 0, 0
+    box_tests = 1
+    tri_tests = 0
+    stack = np.empty((64, 2), dtype=np.int64)  # untested pairs
+    top = 0
+    na = 0
+    nb = 0
+    while True:  # (na, nb) overlap
+        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+            for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+                a0, a1, a2 = _tri(tri_a, i)
+                for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+                    b0, b1, b2 = _tri(tri_b, j)
+                    tri_tests += 1
+                    if test_triangle_triangle_t(a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)):
+                        return 0, True, box_tests, tri_tests, True, i, j
+        else:
+            if top + 1 > stack.shape[0]:
+                bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
+                bigger[:top] = stack[:top]
+                stack = bigger
+            box_tests += 1
+            if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+                c = links_a[na, 0]
+                stack[top, 0] = c + 1
+                stack[top, 1] = nb
+                top += 1
+                if boxes_overlap(nodes_a, c, nodes_b, nb, r, t):
+                    na = c
+                    continue
+            else:
+                c = links_b[nb, 0]
+                stack[top, 0] = na
+                stack[top, 1] = c + 1
+                top += 1
+                if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
+                    nb = c
+                    continue
+        while top > 0:  # the next untested pair that overlaps
+            top -= 1
+            na = stack[top, 0]
+            nb = stack[top, 1]
+            box_tests += 1
+            if boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
+                break
+        else:
+            return 0, False, box_tests, tri_tests, True, 0, 0
+
+
+@njit
 def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, index_b, pa, pb,
                    first_contact, want_segments, pairs_out, segs_out):
     """All intersecting triangle pairs of two posed trees.
@@ -38,11 +106,27 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
     intersection segments into ``segs_out (cap, 2, 3)`` (the caller's scratch
     buffers: returning fresh arrays would cost more than a small query). If
     more than ``cap`` pairs exist, the count is still exact and the caller
-    retries with larger buffers.
+    retries with larger buffers. With ``first_contact``, the walk of
+    :func:`first_contact_kernel` (at most one pair).
 
     Returns ``(status, n_pairs, box_tests, tri_tests, roots_overlap)``;
     ``status`` is :func:`pose_status`.
     """
+    if first_contact:
+        status, hit, box_tests, tri_tests, roots, i, j = first_contact_kernel(nodes_a, links_a, tri_a, nodes_b,
+                                                                              links_b, tri_b, pa, pb)
+        if not hit:
+            return status, 0, box_tests, tri_tests, roots
+        if pairs_out.shape[0] > 0:
+            pairs_out[0, 0] = index_a[i]
+            pairs_out[0, 1] = index_b[j]
+            if want_segments:
+                r, t = _relative_t(pa, pb)
+                b0, b1, b2 = _tri(tri_b, j)
+                a0, a1, a2 = _tri(tri_a, i)
+                p, q = intersect_triangle_triangle_t(a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2))
+                _store_world(segs_out, 0, pa, p, q)
+        return status, 1, box_tests, tri_tests, roots
     status = pose_status(pa, pb)
     if status:
         return status, 0, 0, 0, False
@@ -74,12 +158,8 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
                         pairs_out[n, 1] = index_b[j]
                         if want_segments:
                             p, q = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
-                            for k in range(3):  # A's model frame to world
-                                segs_out[n, 0, k] = pa[k, 0] * p[0] + pa[k, 1] * p[1] + pa[k, 2] * p[2] + pa[k, 3]
-                                segs_out[n, 1, k] = pa[k, 0] * q[0] + pa[k, 1] * q[1] + pa[k, 2] * q[2] + pa[k, 3]
+                            _store_world(segs_out, n, pa, p, q)
                     n += 1
-                    if first_contact:
-                        return 0, n, box_tests, tri_tests, True
         else:
             # Test the two child pairs here: the second waits on the stack, the
             # first is visited next without a round trip through it.
@@ -114,6 +194,14 @@ def collide_kernel(nodes_a, links_a, tri_a, index_a, nodes_b, links_b, tri_b, in
         na = stack[top, 0]
         nb = stack[top, 1]
     return 0, n, box_tests, tri_tests, True
+
+
+@njit(inline="always")
+def _store_world(segs_out, n, pa, p, q):
+    """Segment ``pq`` (A's model frame) into ``segs_out[n]`` in world coordinates."""
+    for k in range(3):
+        segs_out[n, 0, k] = pa[k, 0] * p[0] + pa[k, 1] * p[1] + pa[k, 2] * p[2] + pa[k, 3]
+        segs_out[n, 1, k] = pa[k, 0] * q[0] + pa[k, 1] * q[1] + pa[k, 2] * q[2] + pa[k, 3]
 
 
 @njit
@@ -232,23 +320,33 @@ def collide(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLi
         _tree(tree_b, "tree_b")
     pa = _query_pose(pose_a, "pose_a")
     pb = _query_pose(pose_b, "pose_b")
-    scratch = _scratch()
-    while True:
-        pairs_buf, segs_buf = scratch.pairs, scratch.segs
-        status, n, box_tests, tri_tests, roots = collide_kernel(
-            *tree_a.query_arrays, *tree_b.query_arrays, pa, pb, first_contact, not first_contact,
-            pairs_buf, segs_buf)
-        if n <= len(pairs_buf):
-            break
-        scratch.grow(n)
-    if status:
-        _raise_pose(status)
+    if first_contact:  # a yes/no query: the kernel with the fewest arguments, no buffers
+        status, hit, box_tests, tri_tests, roots, i, j = first_contact_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb)
+        if status:
+            _raise_pose(status)
+        n = 1 if hit else 0
+        if hit:
+            pairs = np.empty((1, 2), dtype=np.int64)
+            pairs[0, 0] = tree_a.tri_index[i]
+            pairs[0, 1] = tree_b.tri_index[j]
+            segs = _NO_SEGS
+    else:
+        scratch = _scratch()
+        while True:
+            pairs_buf, segs_buf = scratch.pairs, scratch.segs
+            status, n, box_tests, tri_tests, roots = collide_kernel(
+                *tree_a.query_arrays, *tree_b.query_arrays, pa, pb, False, True, pairs_buf, segs_buf)
+            if n <= len(pairs_buf):
+                break
+            scratch.grow(n)
+        if status:
+            _raise_pose(status)
+        if n:
+            pairs = pairs_buf[:n].copy()
+            segs = segs_buf[:n].copy()
     contained = None
     checked = containment and (tree_a.closed or tree_b.closed)
-    if n:
-        pairs = pairs_buf[:n].copy()
-        segs = segs_buf[:n].copy() if not first_contact else _NO_SEGS
-    else:
+    if not n:
         pairs, segs = _NO_PAIRS, _NO_SEGS
         if checked and roots:
             contained = _containment(tree_a, pa, tree_b, pb)

@@ -7,7 +7,8 @@ another), on the node-pair pieces of :mod:`collision.tree_pair`. This module
 gathers their names where they have always been importable.
 """
 
-from .mesh_collide import CollideResult, _scratch, collide, collide_kernel, collide_trace, trace_kernel
+from .mesh_collide import (CollideResult, _scratch, collide, collide_kernel, collide_trace, first_contact_kernel,
+                           trace_kernel)
 from .mesh_containment import _PARITY_DIRS, _containment, _inside, parity_kernel
 from .mesh_distance import DistanceResult, _distance, _heap_pop, _heap_push, distance, distance_kernel, within
 from .mesh_ray import RayHit, ray_cast, ray_kernel
