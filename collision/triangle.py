@@ -63,25 +63,6 @@ def _unit(e):
     return v.scale(e, 1.0 / n)
 
 
-@njit(inline="always")
-def _plane_separates(n, p0, p1, p2, size2):
-    """True when the corners ``p`` (relative to a point of the plane) lie strictly on one side of the
-    plane with normal ``n`` (any length), farther than twice the rounding margin of
-    :func:`_separated_on` (``size2`` the squared size of the pair). The plane is then a
-    separating axis of the full test too, so skipping that test changes no answer; the
-    margin dwarfs the rounding of these dot products, degenerate triangles included."""
-    d0 = v.dot(n, p0)
-    d1 = v.dot(n, p1)
-    d2 = v.dot(n, p2)
-    if d0 > 0.0 and d1 > 0.0 and d2 > 0.0:
-        g = min(d0, min(d1, d2))
-    elif d0 < 0.0 and d1 < 0.0 and d2 < 0.0:
-        g = -max(d0, max(d1, d2))
-    else:
-        return False
-    return g * g > (4.0 * COPLANAR_EPS * COPLANAR_EPS) * size2 * v.norm2(n)
-
-
 @njit
 def test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     """The 17-axis SAT on tuples. Returns True when the triangles intersect."""
@@ -93,14 +74,6 @@ def test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     b0 = v.sub(b0, o)
     b1 = v.sub(b1, o)
     b2 = v.sub(b2, o)
-    size2 = max(v.norm2(a1), max(v.norm2(a2), max(v.norm2(b0), max(v.norm2(b1), v.norm2(b2)))))
-    # First the two planes, unnormalised (no square root): most pairs of a tree
-    # query are separated by one of them.
-    if _plane_separates(v.cross(a1, a2), b0, b1, b2, size2):
-        return False
-    if _plane_separates(v.cross(v.sub(b1, b0), v.sub(b2, b0)), v.sub(a0, b0), v.sub(a1, b0), v.sub(a2, b0),
-                        size2):
-        return False
     ea = (_unit(v.sub(a1, a0)), _unit(v.sub(a2, a1)), _unit(v.sub(a0, a2)))
     eb = (_unit(v.sub(b1, b0)), _unit(v.sub(b2, b1)), _unit(v.sub(b0, b2)))
     na = v.cross(ea[0], v.sub((0.0, 0.0, 0.0), ea[2]))
@@ -109,8 +82,9 @@ def test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
         # A degenerate triangle (a segment or a point) has no normal and its
         # zero-length edges give no axes: decide by exact closest points.
         _, _, d2 = _touch_point_t(a0, a1, a2, b0, b1, b2)
-        return d2 <= 1e-30 * max(size2, 1e-300)
-    size = math.sqrt(size2)
+        scale = max(v.norm2(a1), max(v.norm2(a2), max(v.norm2(b0), max(v.norm2(b1), v.norm2(b2)))))
+        return d2 <= 1e-30 * max(scale, 1e-300)
+    size = math.sqrt(max(v.norm2(a1), max(v.norm2(a2), max(v.norm2(b0), max(v.norm2(b1), v.norm2(b2))))))
     if _separated_on(na, a0, a1, a2, b0, b1, b2, size):
         return False
     if _separated_on(nb, a0, a1, a2, b0, b1, b2, size):
@@ -429,95 +403,6 @@ def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
             d = v.norm2(v.sub(x, y))
             if d < best:
                 ca, cb, best = x, y, d
-    return ca, cb, best
-
-
-# Skipping a sub-query of :func:`closest_pt_triangle_triangle_below_t` needs its
-# plane bound above the best so far by this relative margin plus
-# _SKIP_ABS * (squared size of the pair): both dwarf the rounding of the bound
-# and of the sub-queries.
-_SKIP_REL = 1e-9
-_SKIP_ABS = 1e-10
-# A plane bounds its triangle's distances only when the triangle is not a
-# sliver: squared sine of its angle at the first corner at least this.
-_SKIP_MIN_SIN2 = 1e-6
-
-
-@njit
-def closest_pt_triangle_triangle_below_t(a0, a1, a2, b0, b1, b2, gap2, limit2):
-    """:func:`closest_pt_triangle_triangle_t` for a search that keeps only pairs nearer than ``limit2``.
-
-    ``gap2`` is the pair's :func:`plane_gap2_t`. Returns exactly what
-    :func:`closest_pt_triangle_triangle_t` returns when that distance is
-    below ``limit2`` (the same points, from the same sub-query); otherwise a
-    squared distance ``>= limit2`` and meaningless points. Each of the
-    fifteen sub-queries (RTCD 5.1.10) is skipped when a triangle's plane
-    keeps it, by a margin far above rounding, farther than the best so far
-    (starting at ``limit2``): a corner is at least its plane distance from
-    the other triangle, an edge at least its nearer end's when both ends lie
-    on one side. A skipped sub-query could not have replaced the best (the
-    sub-queries are taken in the same order and a later one replaces the
-    best only when strictly nearer), so the answer is unchanged.
-    """
-    if gap2 <= 0.0 and test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
-        p, _ = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
-        return p, p, 0.0
-    ea1 = v.sub(a1, a0)
-    ea2 = v.sub(a2, a0)
-    eb1 = v.sub(b1, b0)
-    eb2 = v.sub(b2, b0)
-    na = v.cross(ea1, ea2)
-    nb = v.cross(eb1, eb2)
-    nna = v.norm2(na)
-    nnb = v.norm2(nb)
-    # signed plane distances (times |n|): B's corners from A's plane, A's from B's
-    db = (v.dot(na, v.sub(b0, a0)), v.dot(na, v.sub(b1, a0)), v.dot(na, v.sub(b2, a0)))
-    da = (v.dot(nb, v.sub(a0, b0)), v.dot(nb, v.sub(a1, b0)), v.dot(nb, v.sub(a2, b0)))
-    la1 = v.norm2(ea1)
-    la2 = v.norm2(ea2)
-    lb1 = v.norm2(eb1)
-    lb2 = v.norm2(eb2)
-    reach = max(la1, la2, lb1, lb2, v.norm2(v.sub(b0, a0)), v.norm2(v.sub(b1, a0)), v.norm2(v.sub(b2, a0)))
-    use_a = nna >= _SKIP_MIN_SIN2 * la1 * la2  # A's plane bounds B's corners and edges
-    use_b = nnb >= _SKIP_MIN_SIN2 * lb1 * lb2
-    pa = (a0, a1, a2)
-    pb = (b0, b1, b2)
-    best = limit2
-    ca = a0
-    cb = b0
-    lim = best * (1.0 + _SKIP_REL) + _SKIP_ABS * reach
-    for k in range(3):  # corners of A against B
-        if use_b and da[k] * da[k] > nnb * lim:
-            continue
-        y = closest_pt_point_triangle_t(pa[k], b0, b1, b2)
-        d = v.norm2(v.sub(pa[k], y))
-        if d < best:
-            ca, cb, best = pa[k], y, d
-            lim = best * (1.0 + _SKIP_REL) + _SKIP_ABS * reach
-    for k in range(3):  # corners of B against A
-        if use_a and db[k] * db[k] > nna * lim:
-            continue
-        x = closest_pt_point_triangle_t(pb[k], a0, a1, a2)
-        d = v.norm2(v.sub(pb[k], x))
-        if d < best:
-            ca, cb, best = x, pb[k], d
-            lim = best * (1.0 + _SKIP_REL) + _SKIP_ABS * reach
-    for i in range(3):
-        i1 = (i + 1) % 3
-        far_a = use_b and ((da[i] > 0.0 and da[i1] > 0.0) or (da[i] < 0.0 and da[i1] < 0.0)) \
-            and min(da[i] * da[i], da[i1] * da[i1]) > nnb * lim
-        if far_a:
-            continue
-        for j in range(3):
-            j1 = (j + 1) % 3
-            if use_a and ((db[j] > 0.0 and db[j1] > 0.0) or (db[j] < 0.0 and db[j1] < 0.0)) \
-                    and min(db[j] * db[j], db[j1] * db[j1]) > nna * lim:
-                continue
-            x, y, _, _ = closest_pt_segment_segment_t(pa[i], pa[i1], pb[j], pb[j1])
-            d = v.norm2(v.sub(x, y))
-            if d < best:
-                ca, cb, best = x, y, d
-                lim = best * (1.0 + _SKIP_REL) + _SKIP_ABS * reach
     return ca, cb, best
 
 
