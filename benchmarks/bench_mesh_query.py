@@ -3,8 +3,11 @@
 Prints the ratio ours / fcl of medians (lower is better; the two timed in
 alternation, so that load on a shared machine hits both alike) for: tree build,
 yes/no collide, all contacts, distance, and the per-call floor (two
-tetrahedra far apart). Also the box tests per query of each fit next to FCL's
-(FCL does not expose its count through python-fcl, so its column is time only),
+tetrahedra far apart). Also our box tests and triangle tests per query (yes/no,
+all contacts, distance) and the box tests of each fit; FCL counts its own
+(``num_bv_tests``, ``num_leaf_tests`` of its traversal nodes) but python-fcl
+does not expose them (its ``CollisionResult`` holds only ``contacts``,
+``cost_sources`` and ``is_collision``), so FCL's columns are time only. Then
 the cold-start compile time and the warm (cached) start.
 
     .venv/bin/python benchmarks/bench_mesh_query.py [--quick]
@@ -113,8 +116,11 @@ def main():
     c.collide(w, np.eye(4), w, np.eye(4), first_contact=True)
     c.distance(w, np.eye(4), w, np.eye(4))
 
+    print("ratios ours/fcl (medians); counts are ours per query: python-fcl does not expose FCL's "
+          "box and triangle test counts")
     print(f"{'mesh':10s} {'tris':>6s} | {'build':>7s} {'yes/no':>7s} {'all':>7s} {'dist':>7s} | "
-          f"{'hits':>4s} {'pairs ok':>8s} | box tests/query (vertex, area, hull)")
+          f"{'hits':>4s} {'pairs ok':>8s} | {'yes/no box,tri':>15s} {'all box,tri':>15s} {'dist box,tri':>15s} | "
+          "box tests of all (vertex, area, hull fit)")
     worst = {"build": 0, "yes/no": 0, "all": 0, "dist": 0}
     for name, m in ms:
         verts = np.asarray(m.vertices, float)
@@ -178,6 +184,12 @@ def main():
         ratio["yes/no"] = ratio_of(ours_yes, fcl_yes, 4 * rep)  # short calls: more repeats against noise
         ratio["all"] = ratio_of(ours_all, fcl_all, rep)
         ratio["dist"] = ratio_of(ours_dist, fcl_dist, rep)
+        def counts(results):
+            return f"{np.mean([r.box_tests for r in results]):.0f},{np.mean([r.tri_tests for r in results]):.0f}"
+
+        count_yes = counts([c.collide(tree, eye, tree, p, first_contact=True, containment=False) for p in ps])
+        count_all = counts(a1)
+        count_dist = counts([c.distance(tree, eye, tree, p) for p in far])
         boxes = []
         for fit in ("vertex", "area", "hull") if len(faces) <= 20000 else ("vertex", "area"):
             tf = c.OBBTree(verts, faces, fit=fit)
@@ -186,6 +198,7 @@ def main():
             worst[k] = max(worst[k], ratio[k])
         print(f"{name:10s} {len(faces):6d} | {ratio['build']:6.2f}x {ratio['yes/no']:6.2f}x {ratio['all']:6.2f}x "
               f"{ratio['dist']:6.2f}x | {sum(y1):4d} {same_pairs:3d}/{len(ps):<3d} | "
+              f"{count_yes:>15s} {count_all:>15s} {count_dist:>15s} | "
               + ", ".join(f"{b:.0f}" for b in boxes), flush=True)
 
     # Per-call floor: two tetrahedra far apart.
