@@ -18,8 +18,8 @@ Underneath are this library's OBB trees and queries, not FCL's:
   (:func:`collision.batch.collide_pair_trees`), spread over the cores when
   there are many; a yes / no question (no names, no data) stops at the
   first colliding pair, trying every candidate's surfaces before any
-  containment (:func:`_first_hit_internal`); distances by a sweep over the boxes in x, each pair's
-  exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
+  containment (:func:`_first_hit_internal`); distances by a sweep over the
+  boxes in x, each pair's exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
   when its boxes are nearer than the best so far, and searched only below it.
 
 What differs from trimesh's manager, on purpose:
