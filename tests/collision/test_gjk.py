@@ -22,8 +22,8 @@ from scipy.spatial import ConvexHull
 
 from obbcollide import (ConvexPolyhedron, closest_pt_point_convex, closest_pt_segment_segment,
                        closest_pt_triangle_triangle)
-from obbcollide.gjk import (GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform, s1d, s2d,
-                           s3d)
+from obbcollide.gjk import GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform
+from obbcollide.simplex import s1d, s2d, s3d
 from obbcollide.sat import polyhedron_axes, sat_kernel
 from tests._reference import (closest_between_hulls, closest_in_hull, dist_to_hull, point, random_rotation,
                               triangle)
