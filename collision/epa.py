@@ -19,9 +19,10 @@ towards B; ``depth > 0`` is the penetration (translating B by
 ``depth * normal`` leaves the shapes touching), ``depth < 0`` is minus the gap
 when they are apart. The radii add to the depth.
 
-The module is EPA's iteration and the public query; the polytope's
-bookkeeping is :mod:`collision.polytope`, the start from GJK's simplex
-:mod:`collision.epa_start`.
+The module is EPA's iteration (:func:`epa_kernel`: closest face, support
+point, silhouette walk, fan) and the public query; the polytope's layout,
+faces, starting tetrahedron and contact points are :mod:`collision.polytope`,
+the start from GJK's simplex :mod:`collision.epa_start`.
 
 Fallback: if EPA reaches its iteration cap, or the polytope stops being a
 closed manifold through round-off, the answer is the face normal with the
@@ -41,7 +42,7 @@ from . import _vec as v
 from ._jit import njit
 from .epa_start import seed_tetrahedron
 from .gjk import GJK_MAX_ITERATIONS, GJK_OVERLAP, check_simplex, gjk_kernel
-from .polytope import add_vertex, closest_face, expand, face_contact, start_tetrahedron
+from .polytope import add_vertex, face_contact, set_face, start_tetrahedron
 from .support import (b_point, check_core, check_pose, check_radius, dir_to_world, relative_transform, support_pair,
                       to_world)
 
@@ -176,7 +177,13 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
     face = -1
     iterations = 0
     while True:
-        face, dmin = closest_face(nf, alive, fd)
+        # Closest face.
+        face = -1
+        dmin = np.inf
+        for f in range(nf):
+            if alive[f] and fd[f] < dmin:
+                dmin = fd[f]
+                face = f
         if face < 0:
             status = EPA_DEGENERATE
             break
@@ -209,8 +216,81 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
         nv += 1
         scale = max(scale, v.norm(w))
         vis_eps = EPA_ABS_EPS * scale
-        ok, nf, nfree = expand(face, w, wi, vis_eps, vw, fv, fadj, fadje, fn, fd, alive, nf, fcap, free, nfree,
-                               stack_f, stack_e, hor_f, hor_e, new_f, removed)
+        # Faces seen from w: depth-first from the closest face (van den Bergen's
+        # silhouette walk), collecting the horizon as (kept face, its edge).
+        alive[face] = False
+        nrem = 1
+        removed[0] = face
+        top = 0
+        for k in range(2, -1, -1):
+            stack_f[top] = fadj[face, k]
+            stack_e[top] = fadje[face, k]
+            top += 1
+        nh = 0
+        while top > 0:
+            top -= 1
+            g = stack_f[top]
+            e = stack_e[top]
+            if not alive[g]:
+                continue
+            if v.dot(v.row(fn, g), v.sub(w, v.row(vw, fv[g, 0]))) > vis_eps:
+                alive[g] = False
+                removed[nrem] = g
+                nrem += 1
+                stack_f[top] = fadj[g, (e + 2) % 3]
+                stack_e[top] = fadje[g, (e + 2) % 3]
+                top += 1
+                stack_f[top] = fadj[g, (e + 1) % 3]
+                stack_e[top] = fadje[g, (e + 1) % 3]
+                top += 1
+            else:
+                hor_f[nh] = g
+                hor_e[nh] = e
+                nh += 1
+        for k in range(nrem):
+            free[nfree] = removed[k]
+            nfree += 1
+        # Fan from the horizon to w: new face (s, t, w) over the kept face's edge t -> s.
+        ok = nh >= 3
+        for k in range(nh):
+            if nfree > 0:
+                nfree -= 1
+                f = free[nfree]
+            elif nf < fcap:
+                f = nf
+                nf += 1
+            else:
+                ok = False
+                break
+            g = hor_f[k]
+            e = hor_e[k]
+            set_face(f, fv[g, (e + 1) % 3], fv[g, e], wi, vw, fv, fn, fd, alive)
+            fadj[f, 0] = g
+            fadje[f, 0] = e
+            fadj[g, e] = f
+            fadje[g, e] = 0
+            new_f[k] = f
+        if ok:
+            # The horizon must be one simple loop: every vertex starts one edge.
+            for k in range(nh):
+                for j in range(k + 1, nh):
+                    if fv[new_f[k], 1] == fv[new_f[j], 1]:
+                        ok = False
+        if ok:
+            for k in range(nh):
+                f = new_f[k]
+                t = fv[f, 1]
+                found = 0
+                for j in range(nh):
+                    g = new_f[j]
+                    if fv[g, 0] == t:
+                        found += 1
+                        fadj[f, 1] = g
+                        fadje[f, 1] = 2
+                        fadj[g, 2] = f
+                        fadje[g, 2] = 1
+                if found != 1:
+                    ok = False
         if not ok:
             status = EPA_DEGENERATE
             break

@@ -30,7 +30,7 @@ __all__ = ["seed_tetrahedron", "flat_answer", "FLAT_EPS"]
 FLAT_EPS = 1e-12
 
 
-@njit(inline="always")
+@njit
 def _put(out, x):
     out[0] = x[0]
     out[1] = x[1]

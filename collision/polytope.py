@@ -1,14 +1,15 @@
 """EPA's polytope: a closed triangle mesh inside the Minkowski difference D = A - B, in flat arrays.
 
 The expanding polytope algorithm (:mod:`collision.epa`) keeps a convex
-polytope whose vertices are support points of D and that holds the origin;
-this module is its bookkeeping, with no policy of its own: adding a vertex,
-making a face, the starting tetrahedron with its faces turned outward, the
-face closest to the origin, the expansion by a new vertex (van den Bergen's
-silhouette walk, *Collision Detection in Interactive 3D Environments* 4.4.2:
-remove the faces the point sees, depth-first from the closest face, and
-close the hole with a fan to the point), and the contact points on the
-converged face.
+polytope whose vertices are support points of D and that holds the origin.
+This module holds its layout and the steps that have no policy of their own:
+adding a vertex, making a face (its plane), the starting tetrahedron with its
+faces turned outward and linked to their neighbours, and the contact points
+on the converged closest face. The expansion itself (closest face, support
+point, the silhouette walk and the fan of new faces) is EPA's loop in
+:func:`collision.epa.epa_kernel`, written out there: moved here as functions
+taking a dozen arrays each, inlined by numba or not, a query measured about
+15% slower.
 
 Arrays (the caller allocates them; :func:`collision.epa.epa_kernel` sizes
 them from its iteration cap):
@@ -29,7 +30,7 @@ from . import _vec as v
 from ._jit import njit
 from .support import b_point
 
-__all__ = ["add_vertex", "set_face", "start_tetrahedron", "closest_face", "expand", "face_contact"]
+__all__ = ["add_vertex", "set_face", "start_tetrahedron", "face_contact"]
 
 
 @njit
@@ -116,117 +117,6 @@ def start_tetrahedron(vw, va, vb, vi, fv, fadj, fadje, fn, fd, alive):
                         fadj[f, k] = g
                         fadje[f, k] = e
     return 4
-
-
-@njit
-def closest_face(nf, alive, fd):
-    """``(face, distance)`` of the live face among ``0..nf-1`` whose plane is nearest the origin
-    (``(-1, inf)`` when none has a plane)."""
-    face = -1
-    dmin = np.inf
-    for f in range(nf):
-        if alive[f] and fd[f] < dmin:
-            dmin = fd[f]
-            face = f
-    return face, dmin
-
-
-@njit
-def expand(face, w, wi, vis_eps, vw, fv, fadj, fadje, fn, fd, alive, nf, fcap, free, nfree, stack_f, stack_e,
-           hor_f, hor_e, new_f, removed):
-    """Grow the polytope by vertex ``wi`` (D point ``w``), seen from its closest face ``face``.
-
-    Every face that ``w`` lies in front of (by more than ``vis_eps``) and that
-    is connected to ``face`` through such faces dies; the horizon's edges get
-    new faces to ``wi``, stitched to their neighbours. ``free`` / ``nfree``
-    is the free list of face slots, ``nf`` the slots in use, ``fcap`` the
-    capacity; ``stack_*``, ``hor_*``, ``new_f``, ``removed`` are scratch.
-
-    Returns
-    -------
-    ok : bool
-        The new faces close the polytope: the horizon is one simple loop of
-        at least three edges and there was room. False means round-off broke
-        the polytope (the caller falls back).
-    nf, nfree : int
-        The updated counts.
-    """
-    # Faces seen from w: depth-first from the closest face (van den Bergen's
-    # silhouette walk), collecting the horizon as (kept face, its edge).
-    alive[face] = False
-    nrem = 1
-    removed[0] = face
-    top = 0
-    for k in range(2, -1, -1):
-        stack_f[top] = fadj[face, k]
-        stack_e[top] = fadje[face, k]
-        top += 1
-    nh = 0
-    while top > 0:
-        top -= 1
-        g = stack_f[top]
-        e = stack_e[top]
-        if not alive[g]:
-            continue
-        if v.dot(v.row(fn, g), v.sub(w, v.row(vw, fv[g, 0]))) > vis_eps:
-            alive[g] = False
-            removed[nrem] = g
-            nrem += 1
-            stack_f[top] = fadj[g, (e + 2) % 3]
-            stack_e[top] = fadje[g, (e + 2) % 3]
-            top += 1
-            stack_f[top] = fadj[g, (e + 1) % 3]
-            stack_e[top] = fadje[g, (e + 1) % 3]
-            top += 1
-        else:
-            hor_f[nh] = g
-            hor_e[nh] = e
-            nh += 1
-    for k in range(nrem):
-        free[nfree] = removed[k]
-        nfree += 1
-    # Fan from the horizon to w: new face (s, t, w) over the kept face's edge t -> s.
-    ok = nh >= 3
-    for k in range(nh):
-        if nfree > 0:
-            nfree -= 1
-            f = free[nfree]
-        elif nf < fcap:
-            f = nf
-            nf += 1
-        else:
-            ok = False
-            break
-        g = hor_f[k]
-        e = hor_e[k]
-        set_face(f, fv[g, (e + 1) % 3], fv[g, e], wi, vw, fv, fn, fd, alive)
-        fadj[f, 0] = g
-        fadje[f, 0] = e
-        fadj[g, e] = f
-        fadje[g, e] = 0
-        new_f[k] = f
-    if ok:
-        # The horizon must be one simple loop: every vertex starts one edge.
-        for k in range(nh):
-            for j in range(k + 1, nh):
-                if fv[new_f[k], 1] == fv[new_f[j], 1]:
-                    ok = False
-    if ok:
-        for k in range(nh):
-            f = new_f[k]
-            t = fv[f, 1]
-            found = 0
-            for j in range(nh):
-                g = new_f[j]
-                if fv[g, 0] == t:
-                    found += 1
-                    fadj[f, 1] = g
-                    fadje[f, 1] = 2
-                    fadj[g, 2] = f
-                    fadje[g, 2] = 1
-            if found != 1:
-                ok = False
-    return ok, nf, nfree
 
 
 @njit
