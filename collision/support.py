@@ -22,6 +22,7 @@ from .transform import POSE_ERRORS, as_pose, check_pose_kernel
 __all__ = ["support_index", "support_pair", "b_point", "relative_transform", "to_world", "dir_to_world",
            "check_pose", "check_core", "check_radius"]
 
+
 @njit(inline="always")
 def _rot(r, p):
     """``r @ p`` for a (3, 3) array and a tuple."""

@@ -14,6 +14,7 @@ from obbcollide._jit import njit
 
 __all__ = ["entry_ok", "tree_ok", "hull_ok"]
 
+
 @njit
 def entry_ok(vertices, vs, triangles, ts, polygons, polygon_start, fs, normals, offsets, edges, es, nodes, links,
               ns, tri_index, all_faces, tree_nodes, tree_links, tree_tri_index, leaf_size, tol):

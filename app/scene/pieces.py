@@ -30,6 +30,7 @@ from .pieces_cache import CACHE_FORMAT, TREE_FIT, TREE_LEAF, cache_dir, cache_ke
 __all__ = ["DecomposeSettings", "ConvexPieces", "convex_pieces", "decompose", "is_convex",
            "cache_dir", "cache_key", "CACHE_FORMAT", "METHODS", "DecomposerMissing", "DecomposerCrashed"]
 
+
 @dataclass(eq=False)
 class ConvexPieces:
     """The convex pieces of one mesh.
