@@ -19,15 +19,20 @@ towards B; ``depth > 0`` is the penetration (translating B by
 ``depth * normal`` leaves the shapes touching), ``depth < 0`` is minus the gap
 when they are apart. The radii add to the depth.
 
+The module is EPA's iteration (:func:`epa_kernel`: closest face, support
+point, silhouette walk, fan) and the public query; the polytope's layout,
+faces, starting tetrahedron and contact points are :mod:`collision.polytope`,
+the start from GJK's simplex :mod:`collision.epa_start`.
+
 Fallback: if EPA reaches its iteration cap, or the polytope stops being a
 closed manifold through round-off, the answer is the face normal with the
 smallest support value seen: its depth is an upper bound of the true one, and
 translating B by it still separates the shapes (it leaves them touching).
 """
 
+
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +40,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from .gjk import (GJK_MAX_ITERATIONS, GJK_OVERLAP, b_point, check_core, check_pose, check_radius,
-                  check_simplex, dir_to_world, gjk_kernel, relative_transform, s1d, s2d, support_pair,
-                  to_world)
+from .epa_start import seed_tetrahedron
+from .gjk import GJK_MAX_ITERATIONS, GJK_OVERLAP, check_simplex, gjk_kernel
+from .polytope import add_vertex, face_contact, set_face, start_tetrahedron
+from .support import (b_point, check_core, check_pose, check_radius, dir_to_world, relative_transform, support_pair,
+                      to_world)
+
 
 __all__ = [
     "PenetrationResult",
@@ -50,6 +58,7 @@ __all__ = [
     "EPA_DEGENERATE",
 ]
 
+
 # Iteration cap: each iteration adds one vertex of D. Box-box needs a few,
 # 64-vertex hulls some tens.
 EPA_MAX_ITERATIONS = 128
@@ -58,27 +67,13 @@ EPA_MAX_ITERATIONS = 128
 # size of D (the round-off of a dot product with a point of D).
 EPA_REL_EPS = 1e-12
 EPA_ABS_EPS = 1e-14
-# D has no thickness in a direction (both cores flat in one plane, or points,
-# or collinear) when the support points extend less than FLAT_EPS * size of D
-# from the simplex: the depth is then 0.
-FLAT_EPS = 1e-12
+
 
 # Status codes of epa_kernel.
 EPA_CONVERGED = 0
 EPA_FLAT = 1
 EPA_MAX_ITER_REACHED = 2
 EPA_DEGENERATE = 3
-
-
-# ---------------------------------------------------------------------------
-# The polytope: flat arrays of vertices and of triangles with adjacency
-# ---------------------------------------------------------------------------
-#
-# Vertices: vw (D point), va / vb (the A and B points, A's frame), vi (index pair).
-# Faces: fv (3 vertex indices, counter-clockwise seen from outside), fadj
-# (neighbour across edge k = fv[k] -> fv[k+1]), fadje (that edge's index in the
-# neighbour), fn (outward unit normal), fd (signed distance of the plane from
-# the origin; +inf for a face without area), alive. Dead slots are reused.
 
 
 @njit(inline="always")
@@ -88,115 +83,9 @@ def _put(out, x):
     out[2] = x[2]
 
 
-@njit
-def _set_face(f, i, j, k, vw, fv, fn, fd, alive):
-    fv[f, 0] = i
-    fv[f, 1] = j
-    fv[f, 2] = k
-    a = v.row(vw, i)
-    n = v.cross(v.sub(v.row(vw, j), a), v.sub(v.row(vw, k), a))
-    ln = v.norm(n)
-    if ln > 0.0:
-        n = v.scale(n, 1.0 / ln)
-        fd[f] = v.dot(n, a)
-    else:
-        fd[f] = np.inf
-    v.store(fn, f, n if ln > 0.0 else (0.0, 0.0, 0.0))
-    alive[f] = True
-
-
-@njit
-def _inside_score(f, vw, fv, fn, fd):
-    """Smallest barycentric coordinate of the origin's projection on face ``f``."""
-    n = v.row(fn, f)
-    p = v.scale(n, fd[f])
-    a = v.row(vw, fv[f, 0])
-    b = v.row(vw, fv[f, 1])
-    c = v.row(vw, fv[f, 2])
-    la = v.dot(n, v.cross(v.sub(b, p), v.sub(c, p)))
-    lb = v.dot(n, v.cross(v.sub(c, p), v.sub(a, p)))
-    lc = v.dot(n, v.cross(v.sub(a, p), v.sub(b, p)))
-    s = la + lb + lc
-    if not s > 0.0:
-        return -np.inf
-    return min(la, lb, lc) / s
-
-
-@njit
-def _centroid_dir(pa, pb, rot, trans):
-    """Unit direction from A's core centroid to B's (A's frame), or +x."""
-    ca = (0.0, 0.0, 0.0)
-    for i in range(pa.shape[0]):
-        ca = v.add(ca, v.row(pa, i))
-    cb = (0.0, 0.0, 0.0)
-    for i in range(pb.shape[0]):
-        cb = v.add(cb, b_point(pb, rot, trans, i))
-    d = v.sub(v.scale(cb, 1.0 / pb.shape[0]), v.scale(ca, 1.0 / pa.shape[0]))
-    ln = v.norm(d)
-    if ln > 0.0:
-        return v.scale(d, 1.0 / ln)
-    return (1.0, 0.0, 0.0)
-
-
-@njit
-def _perpendicular(d):
-    """A unit vector perpendicular to ``d`` (d != 0)."""
-    ax = abs(d[0])
-    ay = abs(d[1])
-    az = abs(d[2])
-    if ax <= ay and ax <= az:
-        e = (1.0, 0.0, 0.0)
-    elif ay <= az:
-        e = (0.0, 1.0, 0.0)
-    else:
-        e = (0.0, 0.0, 1.0)
-    u = v.cross(d, e)
-    return v.scale(u, 1.0 / v.norm(u))
-
-
-@njit
-def _add_vertex(pa, pb, rot, trans, ia, ib, k, vw, va, vb, vi):
-    a = v.row(pa, ia)
-    b = b_point(pb, rot, trans, ib)
-    v.store(va, k, a)
-    v.store(vb, k, b)
-    v.store(vw, k, v.sub(a, b))
-    vi[k, 0] = ia
-    vi[k, 1] = ib
-
-
-@njit
-def _flat_answer(pa, pb, rot, trans, normal_in_plane, vw, va, vb, n, normal_out, points_out):
-    """D has no volume: depth 0. The common point is the origin's combination of the simplex."""
-    lam = np.zeros(4)
-    if n == 1:
-        lam[0] = 1.0
-    elif n == 2:
-        _, lam[0], lam[1] = s1d(v.row(vw, 0), v.row(vw, 1))
-    else:
-        _, lam[0], lam[1], lam[2] = s2d(v.row(vw, 0), v.row(vw, 1), v.row(vw, 2))
-    c = (0.0, 0.0, 0.0)
-    for i in range(n):
-        c = v.madd(c, v.scale(v.add(v.row(va, i), v.row(vb, i)), 0.5), lam[i])
-    v.store(points_out, 0, c)
-    v.store(points_out, 1, c)
-    # Any normal of the flat D gives depth 0; take the one nearest the centroid direction.
-    g = _centroid_dir(pa, pb, rot, trans)
-    if n == 3:
-        m = normal_in_plane
-        nv = m if v.dot(m, g) >= 0.0 else v.scale(m, -1.0)
-    else:
-        # Perpendicular to D's direction (n == 2) or anything (n == 1).
-        if n == 2:
-            d = v.sub(v.row(vw, 1), v.row(vw, 0))
-            d = v.scale(d, 1.0 / v.norm(d))
-            nv = v.madd(g, d, -v.dot(g, d))
-            ln = v.norm(nv)
-            nv = v.scale(nv, 1.0 / ln) if ln > 1e-6 else _perpendicular(d)
-        else:
-            nv = g
-    _put(normal_out, nv)
-    return 0.0
+# ---------------------------------------------------------------------------
+# EPA
+# ---------------------------------------------------------------------------
 
 
 @njit
@@ -264,173 +153,12 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
             points_out[0, c] = 0.0
             points_out[1, c] = 0.0
         return 0.0, 0, EPA_DEGENERATE
-    nv = 0
-    for k in range(n_simplex):
-        _add_vertex(pa, pb, rot, trans, simplex[k, 0], simplex[k, 1], nv, vw, va, vb, vi)
-        nv += 1
-    scale = 0.0
-    for k in range(nv):
-        scale = max(scale, v.norm(v.row(vw, k)))
-
-    # --- Reduce a flat simplex to the sub-simplex that holds the origin -----
-    if nv == 4:
-        a = v.row(vw, 0)
-        e1 = v.sub(v.row(vw, 1), a)
-        e2 = v.sub(v.row(vw, 2), a)
-        e3 = v.sub(v.row(vw, 3), a)
-        ll = max(v.norm(e1), v.norm(e2), v.norm(e3))
-        if abs(v.dot(e1, v.cross(e2, e3))) <= FLAT_EPS * ll * ll * ll:
-            best = np.inf
-            keep = (0, 1, 2)
-            for f in range(4):  # the face without corner f, corners ascending (copied in place below)
-                i = 1 if f == 0 else 0
-                j = 2 if f <= 1 else 1
-                k = 2 if f == 3 else 3
-                w, _, _, _ = s2d(v.row(vw, i), v.row(vw, j), v.row(vw, k))
-                if v.dot(w, w) < best:
-                    best = v.dot(w, w)
-                    keep = (i, j, k)
-            for t in range(3):
-                src = keep[t]
-                for c in range(3):
-                    vw[t, c] = vw[src, c]
-                    va[t, c] = va[src, c]
-                    vb[t, c] = vb[src, c]
-                vi[t, 0] = vi[src, 0]
-                vi[t, 1] = vi[src, 1]
-            nv = 3
-    if nv == 3:
-        a = v.row(vw, 0)
-        e1 = v.sub(v.row(vw, 1), a)
-        e2 = v.sub(v.row(vw, 2), a)
-        ll = max(v.dot(e1, e1), v.dot(e2, e2), v.dot(v.sub(e2, e1), v.sub(e2, e1)))
-        if v.norm(v.cross(e1, e2)) <= FLAT_EPS * ll:
-            best = np.inf
-            keep2 = (0, 1)
-            for f in range(3):  # the edge without corner f, ends ascending
-                i = 1 if f == 0 else 0
-                j = 1 if f == 2 else 2
-                w, _, _ = s1d(v.row(vw, i), v.row(vw, j))
-                if v.dot(w, w) < best:
-                    best = v.dot(w, w)
-                    keep2 = (i, j)
-            for t in range(2):
-                src = keep2[t]
-                for c in range(3):
-                    vw[t, c] = vw[src, c]
-                    va[t, c] = va[src, c]
-                    vb[t, c] = vb[src, c]
-                vi[t, 0] = vi[src, 0]
-                vi[t, 1] = vi[src, 1]
-            nv = 2
-    if nv == 2:
-        if v.norm(v.sub(v.row(vw, 1), v.row(vw, 0))) <= FLAT_EPS * max(scale, 1e-300):
-            nv = 1
-
-    # --- Blow up to a tetrahedron -------------------------------------------
-    if nv == 1:
-        s0 = v.row(vw, 0)
-        best = -1.0
-        bi = 0
-        bj = 0
-        for k in range(6):
-            d = (0.0, 0.0, 0.0)
-            if k == 0:
-                d = (1.0, 0.0, 0.0)
-            elif k == 1:
-                d = (-1.0, 0.0, 0.0)
-            elif k == 2:
-                d = (0.0, 1.0, 0.0)
-            elif k == 3:
-                d = (0.0, -1.0, 0.0)
-            elif k == 4:
-                d = (0.0, 0.0, 1.0)
-            else:
-                d = (0.0, 0.0, -1.0)
-            ia, ib = support_pair(pa, pb, rot, d)
-            w = v.sub(v.row(pa, ia), b_point(pb, rot, trans, ib))
-            dd = v.norm(v.sub(w, s0))
-            scale = max(scale, v.norm(w))
-            if dd > best:
-                best, bi, bj = dd, ia, ib
-        if best <= FLAT_EPS * max(scale, 1e-300):
-            return _flat_answer(pa, pb, rot, trans, (1.0, 0.0, 0.0), vw, va, vb, 1, normal_out, points_out), 0, \
-                EPA_FLAT
-        _add_vertex(pa, pb, rot, trans, bi, bj, 1, vw, va, vb, vi)
-        nv = 2
-    if nv == 2:
-        s0 = v.row(vw, 0)
-        d = v.sub(v.row(vw, 1), s0)
-        d = v.scale(d, 1.0 / v.norm(d))
-        u1 = _perpendicular(d)
-        u2 = v.cross(d, u1)
-        best = -1.0
-        bi = 0
-        bj = 0
-        for k in range(6):
-            ang = k * (math.pi / 3.0)
-            dirn = v.add(v.scale(u1, math.cos(ang)), v.scale(u2, math.sin(ang)))
-            ia, ib = support_pair(pa, pb, rot, dirn)
-            w = v.sub(v.row(pa, ia), b_point(pb, rot, trans, ib))
-            r = v.sub(w, s0)
-            dd = v.norm(v.madd(r, d, -v.dot(r, d)))
-            scale = max(scale, v.norm(w))
-            if dd > best:
-                best, bi, bj = dd, ia, ib
-        if best <= FLAT_EPS * scale:
-            return _flat_answer(pa, pb, rot, trans, u1, vw, va, vb, 2, normal_out, points_out), 0, EPA_FLAT
-        _add_vertex(pa, pb, rot, trans, bi, bj, 2, vw, va, vb, vi)
-        nv = 3
-    if nv == 3:
-        s0 = v.row(vw, 0)
-        m = v.cross(v.sub(v.row(vw, 1), s0), v.sub(v.row(vw, 2), s0))
-        m = v.scale(m, 1.0 / v.norm(m))
-        ia, ib = support_pair(pa, pb, rot, m)
-        wp = v.sub(v.row(pa, ia), b_point(pb, rot, trans, ib))
-        ja, jb = support_pair(pa, pb, rot, v.scale(m, -1.0))
-        wm = v.sub(v.row(pa, ja), b_point(pb, rot, trans, jb))
-        hp = v.dot(v.sub(wp, s0), m)
-        hm = -v.dot(v.sub(wm, s0), m)
-        scale = max(scale, v.norm(wp), v.norm(wm))
-        if max(hp, hm) <= FLAT_EPS * scale:
-            return _flat_answer(pa, pb, rot, trans, m, vw, va, vb, 3, normal_out, points_out), 0, EPA_FLAT
-        if hp >= hm:
-            _add_vertex(pa, pb, rot, trans, ia, ib, 3, vw, va, vb, vi)
-        else:
-            _add_vertex(pa, pb, rot, trans, ja, jb, 3, vw, va, vb, vi)
-        nv = 4
-
-    # --- Initial tetrahedron, faces outward -----------------------------------
-    a = v.row(vw, 0)
-    if v.dot(v.sub(v.row(vw, 1), a), v.cross(v.sub(v.row(vw, 2), a), v.sub(v.row(vw, 3), a))) < 0.0:
-        for c in range(3):
-            t = vw[1, c]
-            vw[1, c] = vw[2, c]
-            vw[2, c] = t
-            t = va[1, c]
-            va[1, c] = va[2, c]
-            va[2, c] = t
-            t = vb[1, c]
-            vb[1, c] = vb[2, c]
-            vb[2, c] = t
-        for c in range(2):
-            ti = vi[1, c]
-            vi[1, c] = vi[2, c]
-            vi[2, c] = ti
-    _set_face(0, 0, 2, 1, vw, fv, fn, fd, alive)
-    _set_face(1, 0, 1, 3, vw, fv, fn, fd, alive)
-    _set_face(2, 1, 2, 3, vw, fv, fn, fd, alive)
-    _set_face(3, 0, 3, 2, vw, fv, fn, fd, alive)
-    for f in range(4):
-        for k in range(3):
-            p = fv[f, k]
-            q = fv[f, (k + 1) % 3]
-            for g in range(4):
-                for e in range(3):
-                    if fv[g, e] == q and fv[g, (e + 1) % 3] == p:
-                        fadj[f, k] = g
-                        fadje[f, k] = e
-    nf = 4
+    flat, depth, scale = seed_tetrahedron(pa, pb, rot, trans, simplex, n_simplex, vw, va, vb, vi, normal_out,
+                                          points_out)
+    if flat:
+        return depth, 0, EPA_FLAT
+    nv = 4
+    nf = start_tetrahedron(vw, va, vb, vi, fv, fadj, fadje, fn, fd, alive)
     free = np.empty(fcap, np.int64)
     nfree = 0
     stack_f = np.empty(fcap * 3, np.int64)
@@ -483,7 +211,7 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
             status = EPA_MAX_ITER_REACHED
             break
         iterations += 1
-        _add_vertex(pa, pb, rot, trans, ia, ib, nv, vw, va, vb, vi)
+        add_vertex(pa, pb, rot, trans, ia, ib, nv, vw, va, vb, vi)
         wi = nv
         nv += 1
         scale = max(scale, v.norm(w))
@@ -536,7 +264,7 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
                 break
             g = hor_f[k]
             e = hor_e[k]
-            _set_face(f, fv[g, (e + 1) % 3], fv[g, e], wi, vw, fv, fn, fd, alive)
+            set_face(f, fv[g, (e + 1) % 3], fv[g, e], wi, vw, fv, fn, fd, alive)
             fadj[f, 0] = g
             fadje[f, 0] = e
             fadj[g, e] = f
@@ -568,37 +296,10 @@ def epa_kernel(pa, pb, rot, trans, simplex, n_simplex, max_iter, normal_out, poi
             break
 
     if status == EPA_CONVERGED:
-        # With coplanar faces (a box's square face is two triangles) the origin's
-        # projection may fall in a neighbour of the closest face: among the faces
-        # in the converged face's plane take the one that holds it best.
-        nf0 = v.row(fn, face)
-        tol = EPA_REL_EPS * abs(dmin) + EPA_ABS_EPS * scale
-        chosen = face
-        best_score = _inside_score(face, vw, fv, fn, fd)
-        for f in range(nf):
-            if alive[f] and f != face and abs(fd[f] - dmin) <= tol and v.dot(v.row(fn, f), nf0) >= 1.0 - 1e-12:
-                sc = _inside_score(f, vw, fv, fn, fd)
-                if sc > best_score:
-                    best_score = sc
-                    chosen = f
-        face = chosen
-        dmin = fd[face]
-        n = v.row(fn, face)
-        p = v.scale(n, dmin)
-        i, j, k = fv[face, 0], fv[face, 1], fv[face, 2]
-        a = v.row(vw, i)
-        b = v.row(vw, j)
-        c = v.row(vw, k)
-        la = max(v.dot(n, v.cross(v.sub(b, p), v.sub(c, p))), 0.0)
-        lb = max(v.dot(n, v.cross(v.sub(c, p), v.sub(a, p))), 0.0)
-        lc = max(v.dot(n, v.cross(v.sub(a, p), v.sub(b, p))), 0.0)
-        s = la + lb + lc
-        if s > 0.0:
-            la, lb, lc = la / s, lb / s, lc / s
-        else:
-            la, lb, lc = 1.0, 0.0, 0.0
-        pa_c = v.add(v.add(v.scale(v.row(va, i), la), v.scale(v.row(va, j), lb)), v.scale(v.row(va, k), lc))
-        pb_c = v.add(v.add(v.scale(v.row(vb, i), la), v.scale(v.row(vb, j), lb)), v.scale(v.row(vb, k), lc))
+        # With coplanar faces (a box's square face is two triangles) the origin's projection may
+        # fall in a neighbour of the closest face: face_contact picks the best of that plane.
+        n, dmin, pa_c, pb_c = face_contact(face, dmin, EPA_REL_EPS * abs(dmin) + EPA_ABS_EPS * scale, nf, vw, va,
+                                           vb, fv, fn, fd, alive)
         depth = max(dmin, 0.0)
         _put(normal_out, n)
         v.store(points_out, 0, pa_c)

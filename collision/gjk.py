@@ -18,6 +18,11 @@ more reliable distance queries between convex objects", ACM TOG 36(3), 2017,
 which replaces Johnson's determinant recursion by signed areas/volumes and
 never needs Johnson's back-up procedure.
 
+The pieces live in their own modules: the shape model's support mapping,
+frames and argument checks in :mod:`collision.support`, the sub-distance
+step in :mod:`collision.simplex`; here are the iteration
+(:func:`gjk_kernel`) and the public query (:func:`gjk_distance`).
+
 Frames: each shape's core points are in its own model frame; a pose is a 4x4
 rigid transform from model to world. B is expressed in A's frame once per
 query (one 3x3 rotation and a translation, parry's ``pos12``); the results are
@@ -34,8 +39,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import MAX_COORD, as_array, as_number
-from .transform import POSE_ERRORS, as_pose, check_pose_kernel
+from .simplex import compact, subdistance
+from .support import b_point, check_core, check_pose, check_radius, relative_transform, support_pair, to_world
 
 __all__ = [
     "GjkResult",
@@ -63,286 +68,11 @@ GJK_ABS_EPS = 1e-15
 # support points a - b seen (A's frame): v is then zero to within the round-off
 # of its coordinates.
 GJK_OVERLAP_EPS = 1e-12
-# A triangle of the simplex whose sine of smallest angle (|n| / L^2) is below
-# this is checked against its edges too: its plane projection loses digits.
-_THIN = 1e-4
-
-# A tetrahedron whose volume (times 6) is below this times the cube of its
-# longest edge is flat: its signed volumes are round-off, so the faces decide.
-_FLAT_TET = 1e-12
 
 # Status codes of gjk_kernel.
 GJK_SEPARATED = 0
 GJK_OVERLAP = 1
 GJK_MAX_ITER_REACHED = 2
-
-
-# ---------------------------------------------------------------------------
-# Support mapping
-# ---------------------------------------------------------------------------
-
-
-@njit(inline="always")
-def _rot(r, p):
-    """``r @ p`` for a (3, 3) array and a tuple."""
-    return (r[0, 0] * p[0] + r[0, 1] * p[1] + r[0, 2] * p[2],
-            r[1, 0] * p[0] + r[1, 1] * p[1] + r[1, 2] * p[2],
-            r[2, 0] * p[0] + r[2, 1] * p[1] + r[2, 2] * p[2])
-
-
-@njit(inline="always")
-def _rot_t(r, p):
-    """``r.T @ p``."""
-    return (r[0, 0] * p[0] + r[1, 0] * p[1] + r[2, 0] * p[2],
-            r[0, 1] * p[0] + r[1, 1] * p[1] + r[2, 1] * p[2],
-            r[0, 2] * p[0] + r[1, 2] * p[1] + r[2, 2] * p[2])
-
-
-@njit(inline="always")
-def b_point(pb, rot, trans, j):
-    """Core point ``j`` of B in A's frame: ``rot @ pb[j] + trans``."""
-    return v.add(_rot(rot, v.row(pb, j)), (trans[0], trans[1], trans[2]))
-
-
-@njit
-def support_index(pts, d):
-    """Index of the point of ``pts`` (n, 3) with the largest ``pts[i] . d`` (first on ties).
-
-    Brute force over the points (RTCD 9.5, "support mapping"); fine for hulls
-    up to a few hundred vertices.
-    """
-    best = 0
-    best_s = pts[0, 0] * d[0] + pts[0, 1] * d[1] + pts[0, 2] * d[2]
-    for i in range(1, pts.shape[0]):
-        s = pts[i, 0] * d[0] + pts[i, 1] * d[1] + pts[i, 2] * d[2]
-        if s > best_s:
-            best_s = s
-            best = i
-    return best
-
-
-@njit(inline="always")
-def support_pair(pa, pb, rot, d):
-    """Support of the Minkowski difference A - B along ``d`` (A's frame): ``(ia, ib)``.
-
-    A's point maximises ``a . d``; B's minimises ``(rot b + t) . d``, i.e.
-    maximises ``b . (-rot.T d)`` in B's own frame (no point of B is moved).
-    """
-    ia = support_index(pa, d)
-    ib = support_index(pb, _rot_t(rot, v.scale(d, -1.0)))
-    return ia, ib
-
-
-# ---------------------------------------------------------------------------
-# Sub-distance: closest point of a simplex to the origin (signed volumes)
-# ---------------------------------------------------------------------------
-
-
-@njit
-def s1d(a, b):
-    """Closest point to the origin on the segment ``ab``: ``(v, la, lb)``, ``v = la a + lb b``.
-
-    Montanari et al. 2017, S1D, written as the clamped projection parameter
-    (RTCD 5.1.2). A zero-length segment is its first point.
-    """
-    t = v.sub(b, a)
-    tt = v.dot(t, t)
-    if tt <= 0.0:
-        return a, 1.0, 0.0
-    s = -v.dot(a, t) / tt
-    if s <= 0.0:
-        return a, 1.0, 0.0
-    if s >= 1.0:
-        return b, 0.0, 1.0
-    return v.madd(a, t, s), 1.0 - s, s
-
-
-@njit(inline="always")
-def _base_weights(p, i, j, k, lk):
-    """Weights of ``p = li i + lj j + lk k`` given ``lk``: ``lj`` by projection on the edge ``ij``."""
-    e = v.sub(j, i)
-    lj = v.dot(v.madd(v.sub(p, i), v.sub(k, i), -lk), e) / v.dot(e, e)
-    lj = min(max(lj, 0.0), 1.0 - lk)
-    return max(1.0 - lj - lk, 0.0), lj, lk  # (1 - lj) - lk can round to -1e-33
-
-
-@njit
-def s2d(a, b, c):
-    """Closest point to the origin on the triangle ``abc``: ``(v, la, lb, lc)``.
-
-    Montanari et al. 2017, S2D: project the origin on the triangle's plane,
-    take its barycentric coordinates as signed areas (here measured along the
-    normal instead of in the best-aligned coordinate plane: same signs, same
-    ratios); inside, the projection is the answer, otherwise the closest of
-    the edges opposite a non-positive coordinate (S1D). A collinear triangle
-    (no normal) tests all three edges; a thin one (sine of its smallest angle
-    below ``_THIN``) tests them as well and keeps the closest answer, an edge
-    when it is as close to within 1e-12 of the size: the thin triangle's
-    normal, hence its projection and weights, have lost digits.
-    """
-    ab = v.sub(b, a)
-    ac = v.sub(c, a)
-    bc = v.sub(c, b)
-    n = v.cross(ab, ac)
-    nn = v.dot(n, n)
-    ll = max(v.dot(ab, ab), v.dot(ac, ac), v.dot(bc, bc))
-    test_a = True
-    test_b = True
-    test_c = True
-    best = np.inf
-    rv = a
-    ra, rb, rc = 1.0, 0.0, 0.0
-    if nn > 0.0:
-        p = v.scale(n, v.dot(n, a) / nn)
-        la = v.dot(n, v.cross(v.sub(b, p), v.sub(c, p)))
-        lb = v.dot(n, v.cross(v.sub(c, p), v.sub(a, p)))
-        lc = v.dot(n, v.cross(v.sub(a, p), v.sub(b, p)))
-        if la > 0.0 and lb > 0.0 and lc > 0.0:
-            s = la + lb + lc
-            # Weights: the apex's from the areas, the base's by projection along
-            # the longest edge, so that they reproduce p even for a needle.
-            lab = v.dot(ab, ab)
-            lbc = v.dot(bc, bc)
-            if lab >= lbc and lab >= v.dot(ac, ac):
-                ra, rb, rc = _base_weights(p, a, b, c, lc / s)
-            elif lbc >= lab and lbc >= v.dot(ac, ac):
-                rb, rc, ra = _base_weights(p, b, c, a, la / s)
-            else:
-                rc, ra, rb = _base_weights(p, c, a, b, lb / s)
-            rv = p
-            if nn >= _THIN * _THIN * ll * ll:
-                return rv, ra, rb, rc
-            # Thin: an edge within round-off of the projection wins (its weights
-            # are well conditioned, the projection's are not).
-            best = v.norm(p) + 1e-12 * math.sqrt(ll)
-            best = best * best
-        else:
-            test_a = la <= 0.0
-            test_b = lb <= 0.0
-            test_c = lc <= 0.0
-    if test_c:
-        w, x, y = s1d(a, b)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc = d2, w, x, y, 0.0
-    if test_a:
-        w, x, y = s1d(b, c)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc = d2, w, 0.0, x, y
-    if test_b:
-        w, x, y = s1d(c, a)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc = d2, w, y, 0.0, x
-    return rv, ra, rb, rc
-
-
-@njit(inline="always")
-def _det3(a, b, c):
-    return v.dot(a, v.cross(b, c))
-
-
-@njit
-def s3d(a, b, c, d):
-    """Closest point to the origin in the tetrahedron ``abcd``: ``(v, la, lb, lc, ld)``.
-
-    Montanari et al. 2017, S3D: the barycentric coordinates of the origin are
-    the signed volumes of the tetrahedra with the origin in place of each
-    corner over the whole volume. All of the volume's sign: the origin is
-    inside (``v = 0``). Otherwise the closest of the faces opposite a corner
-    whose volume has not that sign (S2D). A flat tetrahedron (volume below
-    ``_FLAT_TET`` times the cube of its longest edge) tests all four faces.
-    """
-    z = (0.0, 0.0, 0.0)
-    ca = _det3(b, c, d)
-    cb = -_det3(a, v.sub(c, a), v.sub(d, a))
-    cc = _det3(v.sub(b, a), v.scale(a, -1.0), v.sub(d, a))
-    cd = _det3(v.sub(b, a), v.sub(c, a), v.scale(a, -1.0))
-    det = _det3(v.sub(b, a), v.sub(c, a), v.sub(d, a))
-    ll = max(v.norm2(v.sub(b, a)), v.norm2(v.sub(c, a)), v.norm2(v.sub(d, a)),
-             v.norm2(v.sub(c, b)), v.norm2(v.sub(d, b)), v.norm2(v.sub(d, c)))
-    if abs(det) <= _FLAT_TET * ll * math.sqrt(ll):
-        det = 0.0  # flat: the signs are round-off; the faces cover the tetrahedron
-    inside = det != 0.0 and ca * det > 0.0 and cb * det > 0.0 and cc * det > 0.0 and cd * det > 0.0
-    best = np.inf
-    rv = a
-    ra, rb, rc, rd = 1.0, 0.0, 0.0, 0.0
-    if inside:
-        s = ca + cb + cc + cd
-        ra, rb, rc, rd = ca / s, cb / s, cc / s, cd / s
-        res = v.add(v.add(v.scale(a, ra), v.scale(b, rb)), v.add(v.scale(c, rc), v.scale(d, rd)))
-        if v.norm2(res) <= 1e-24 * ll:
-            return z, ra, rb, rc, rd
-        # Thin tetrahedron: its weights miss the origin by |res|. A face closer
-        # to the origin than that is the better answer (its weights reproduce
-        # its point); otherwise keep v = 0 with these weights.
-        rv = z
-        best = v.norm2(res)
-        det = 0.0
-    if ca * det <= 0.0:
-        w, x, y, q = s2d(b, c, d)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc, rd = d2, w, 0.0, x, y, q
-    if cb * det <= 0.0:
-        w, x, y, q = s2d(a, c, d)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc, rd = d2, w, x, 0.0, y, q
-    if cc * det <= 0.0:
-        w, x, y, q = s2d(a, b, d)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc, rd = d2, w, x, y, 0.0, q
-    if cd * det <= 0.0:
-        w, x, y, q = s2d(a, b, c)
-        d2 = v.dot(w, w)
-        if d2 < best:
-            best, rv, ra, rb, rc, rd = d2, w, x, y, q, 0.0
-    return rv, ra, rb, rc, rd
-
-
-@njit
-def subdistance(sw, n, lam):
-    """Closest point to the origin of the simplex ``sw[:n]`` (n = 1..4).
-
-    Writes the barycentric weights into ``lam[:n]`` (0 for a point that is not
-    needed) and returns the closest point ``v`` as a tuple.
-    """
-    a = v.row(sw, 0)
-    if n == 1:
-        lam[0] = 1.0
-        return a
-    b = v.row(sw, 1)
-    if n == 2:
-        w, lam[0], lam[1] = s1d(a, b)
-        return w
-    c = v.row(sw, 2)
-    if n == 3:
-        w, lam[0], lam[1], lam[2] = s2d(a, b, c)
-        return w
-    w, lam[0], lam[1], lam[2], lam[3] = s3d(a, b, c, v.row(sw, 3))
-    return w
-
-
-@njit
-def compact(sw, sa, sb, si, lam, n):
-    """Drop the simplex points whose weight is 0; returns the new size."""
-    k = 0
-    for i in range(n):
-        if lam[i] > 0.0:
-            if k != i:
-                for j in range(3):
-                    sw[k, j] = sw[i, j]
-                    sa[k, j] = sa[i, j]
-                    sb[k, j] = sb[i, j]
-                si[k, 0] = si[i, 0]
-                si[k, 1] = si[i, 1]
-                lam[k] = lam[i]
-            k += 1
-    return k
-
 
 # ---------------------------------------------------------------------------
 # GJK
@@ -517,41 +247,9 @@ def gjk_kernel(pa, pb, rot, trans, simplex_in, n_in, max_iter, simplex_out, poin
     dist = 0.0 if status == GJK_OVERLAP else math.sqrt(v.dot(vv, vv))
     return dist, n, iterations, status
 
-
 # ---------------------------------------------------------------------------
-# Poses and the public query
+# The public query
 # ---------------------------------------------------------------------------
-
-
-@njit
-def relative_transform(pose_a, pose_b):
-    """B's frame in A's frame: ``(rot, trans)`` with ``x_A = rot @ x_B + trans``.
-
-    ``rot = Ra.T Rb``, ``trans = Ra.T (tb - ta)`` for 4x4 rigid poses (parry's ``pos12``).
-    """
-    rot = np.empty((3, 3))
-    trans = np.empty(3)
-    for i in range(3):
-        for j in range(3):
-            rot[i, j] = pose_a[0, i] * pose_b[0, j] + pose_a[1, i] * pose_b[1, j] + pose_a[2, i] * pose_b[2, j]
-        trans[i] = (pose_a[0, i] * (pose_b[0, 3] - pose_a[0, 3]) + pose_a[1, i] * (pose_b[1, 3] - pose_a[1, 3])
-                    + pose_a[2, i] * (pose_b[2, 3] - pose_a[2, 3]))
-    return rot, trans
-
-
-@njit(inline="always")
-def to_world(pose, p):
-    """``R p + t`` for a 4x4 pose and a tuple."""
-    return (pose[0, 0] * p[0] + pose[0, 1] * p[1] + pose[0, 2] * p[2] + pose[0, 3],
-            pose[1, 0] * p[0] + pose[1, 1] * p[1] + pose[1, 2] * p[2] + pose[1, 3],
-            pose[2, 0] * p[0] + pose[2, 1] * p[1] + pose[2, 2] * p[2] + pose[2, 3])
-
-
-@njit(inline="always")
-def dir_to_world(pose, d):
-    return (pose[0, 0] * d[0] + pose[0, 1] * d[1] + pose[0, 2] * d[2],
-            pose[1, 0] * d[0] + pose[1, 1] * d[1] + pose[1, 2] * d[2],
-            pose[2, 0] * d[0] + pose[2, 1] * d[1] + pose[2, 2] * d[2])
 
 
 @njit
@@ -618,42 +316,6 @@ class GjkResult:
     core_overlap: bool
     simplex: NDArray[np.int32]
     iterations: int
-
-
-def check_pose(pose, name):
-    """A float64 (4, 4) rigid transform, or ``ValueError`` naming ``name``."""
-    p = as_pose(pose, name)
-    code = check_pose_kernel(p)
-    if code:
-        raise ValueError(f"{name}: {POSE_ERRORS[code]}")
-    return p
-
-
-@njit
-def _all_finite(a):
-    for x in a.flat:
-        if not math.isfinite(x):
-            return False
-    return True
-
-
-def check_core(points, name):
-    """Core points as a C-contiguous (n, 3) float64 array, n >= 1, finite."""
-    if (type(points) is np.ndarray and points.dtype == np.float64 and points.ndim == 2
-            and points.shape[1] == 3 and points.shape[0] > 0 and points.flags.c_contiguous):
-        if not _all_finite(points):  # the common case, without as_array's temporaries
-            raise ValueError(f"{name}: contains NaN or infinity")
-        return points
-    pts = as_array(points, name, (3,))
-    if pts.ndim == 1:
-        pts = pts.reshape(1, 3)
-    if pts.ndim != 2 or len(pts) == 0:
-        raise ValueError(f"{name}: expected a non-empty (n, 3) array, got shape {pts.shape}")
-    return np.ascontiguousarray(pts)
-
-
-def check_radius(r, name):
-    return as_number(r, name, low=0.0, high=MAX_COORD)
 
 
 def check_simplex(simplex, na, nb):

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .gjk import (GJK_MAX_ITER_REACHED, GJK_MAX_ITERATIONS, GJK_OVERLAP, check_core, check_pose, gjk_kernel,
-                  relative_transform)
+from .gjk import GJK_MAX_ITER_REACHED, GJK_MAX_ITERATIONS, GJK_OVERLAP, gjk_kernel
+from .support import check_core, check_pose, relative_transform
 
 __all__ = ["GjkStep", "gjk_steps"]
 

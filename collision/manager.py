@@ -16,8 +16,10 @@ Underneath are this library's OBB trees and queries, not FCL's:
   tree's posed root OBB;
 - the candidate pairs' exact tests in one compiled loop
   (:func:`collision.batch.collide_pair_trees`), spread over the cores when
-  there are many; distances by a sweep over the boxes in x, each pair's
-  exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
+  there are many; a yes / no question (no names, no data) stops at the
+  first colliding pair, trying every candidate's surfaces before any
+  containment (:func:`_first_hit_internal`); distances by a sweep over the
+  boxes in x, each pair's exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
   when its boxes are nearer than the best so far, and searched only below it.
 
 What differs from trimesh's manager, on purpose:
@@ -63,9 +65,9 @@ from numpy.typing import ArrayLike, NDArray
 from numba import get_num_threads, prange
 
 from ._jit import njit
-from .batch import collide_pair_trees, runs_for
+from .batch import collide_pair_trees, contained_pair_trees, runs_for
 from .broad_phase import make_broad_phase
-from .mesh_query import _relative_t, boxes_gap2, distance_kernel
+from .mesh_query import _relative_t, boxes_gap2, collide_kernel, distance_kernel
 from .mesh_query import collide as collide_trees
 from .obb_tree import OBBTree
 from .transform import checked_pose
@@ -359,6 +361,46 @@ def _collide_candidates_parallel(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand,
     for r in prange(runs):
         _collide_run(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand, containment, False,
                      r * k // runs, (r + 1) * k // runs, out)
+
+
+@njit
+def _first_hit_internal(tb, mesh, poses, cand):
+    """Index of a candidate pair ``cand[i]`` (k, 2) of one manager's objects that collides, -1 if none.
+
+    The yes / no of :func:`_collide_run` over every candidate, stopping at
+    the first hit, in two passes: first every candidate's surfaces
+    (:func:`collision.mesh_query.collide_kernel` up to its first triangle
+    pair), then, only when no surfaces meet anywhere, containment
+    (:func:`collision.batch.contained_pair_trees`) for the candidates whose
+    root boxes overlap and one of whose meshes is closed. Containment casts
+    rays through a tree for each such candidate, which costs more than a
+    surface miss and is rarely the answer, so the first pass keeps it out of
+    the way of the usual hit (the answer is the same either way).
+    """
+    k = cand.shape[0]
+    pairs_buf = np.empty((1, 2), np.int64)
+    segs_buf = np.empty((1, 2, 3))
+    maybe = np.empty(k, np.bool_)  # roots overlap and a mesh is closed: containment possible
+    for i in range(k):
+        a = cand[i, 0]
+        b = cand[i, 1]
+        na, la, tra, ia, ca, _ = _view(tb, mesh[a])
+        nb, lb, trb, ib, cb, _ = _view(tb, mesh[b])
+        _, n, _, _, roots = collide_kernel(na, la, tra, ia, nb, lb, trb, ib, poses[a], poses[b], True, False,
+                                           pairs_buf, segs_buf)
+        if n > 0:
+            return i
+        maybe[i] = roots and (ca or cb)
+    for i in range(k):
+        if not maybe[i]:
+            continue
+        a = cand[i, 0]
+        b = cand[i, 1]
+        na, la, tra, _, ca, pta = _view(tb, mesh[a])
+        nb, lb, trb, _, cb, ptb = _view(tb, mesh[b])
+        if contained_pair_trees(na, la, tra, ca, pta, nb, lb, trb, cb, ptb, poses[a], poses[b]) != 0:
+            return i
+    return -1
 
 
 @njit
@@ -715,7 +757,7 @@ class CollisionManager:
         """The broad phase's overlapping pairs, asked again only after a change (as FCL's manager)."""
         if self._pairs_at != self._version:
             lo, hi = self._boxes()
-            self._pairs = self._broad.update(lo, hi, check=False)
+            self._pairs = np.ascontiguousarray(self._broad.update(lo, hi, check=False))
             self._pairs_at = self._version
         return self._pairs
 
@@ -803,8 +845,9 @@ class CollisionManager:
         if len(self._names) < 2:
             return _returns(False, names, data, return_names, return_data)
         cand = self._broad_pairs()
-        hits = self._collide(table, mesh_ids, self._poses, table, mesh_ids, self._poses, cand,
-                             not (return_names or return_data))
+        if not (return_names or return_data):  # the first hit answers: no result arrays, one compiled loop
+            return len(cand) > 0 and _first_hit_internal(table, mesh_ids, self._poses, cand) >= 0
+        hits = self._collide(table, mesh_ids, self._poses, table, mesh_ids, self._poses, cand, False)
         for i, j in cand[hits]:
             pair = (self._names[i], self._names[j])
             names.add(_sort_names(pair))

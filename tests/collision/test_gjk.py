@@ -1,4 +1,4 @@
-"""GJK distance (collision.gjk) against independent references.
+"""GJK distance (collision.gjk) against independent references (its sub-distance step: test_simplex.py).
 
 References: the exact active-set QP of ``tests._reference.closest_between_hulls``
 (small hulls, any shape incl. flat ones); the minimum over all pairs of hull
@@ -22,11 +22,9 @@ from scipy.spatial import ConvexHull
 
 from obbcollide import (ConvexPolyhedron, closest_pt_point_convex, closest_pt_segment_segment,
                        closest_pt_triangle_triangle)
-from obbcollide.gjk import (GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform, s1d, s2d,
-                           s3d)
+from obbcollide.gjk import GJK_OVERLAP, GJK_SEPARATED, gjk_distance, gjk_kernel, relative_transform
 from obbcollide.sat import polyhedron_axes, sat_kernel
-from tests._reference import (closest_between_hulls, closest_in_hull, dist_to_hull, point, random_rotation,
-                              triangle)
+from tests._reference import closest_between_hulls, dist_to_hull, random_rotation
 
 SETTINGS = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 BOX = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
@@ -74,67 +72,6 @@ def hull_distance(p, verts):
     if len(verts) <= 8:
         return dist_to_hull(p, verts)
     return float(np.linalg.norm(closest_pt_point_convex(p, verts) - p))
-
-
-# ---------------------------------------------------------------------------
-# The sub-distance step (signed volumes) against the exact QP
-# ---------------------------------------------------------------------------
-
-
-def thinness(pts):
-    """1 / sine of the smallest angle of the simplex's faces (1 for a point or a segment): the
-    projection on a thin triangle's plane loses that many digits (see s2d's docstring)."""
-    worst = 1.0
-    for i in range(len(pts)):
-        for j in range(i + 1, len(pts)):
-            for k in range(j + 1, len(pts)):
-                e1, e2 = pts[j] - pts[i], pts[k] - pts[i]
-                longest = max(e1 @ e1, e2 @ e2, (pts[k] - pts[j]) @ (pts[k] - pts[j]))
-                area2 = np.linalg.norm(np.cross(e1, e2))
-                if longest > 0 and area2 > 0:
-                    worst = max(worst, longest / area2)
-    return worst
-
-
-def check_subdistance(pts, w, lam):
-    pts = np.asarray(pts, float)
-    scale = max(1.0, float(np.abs(pts).max()))
-    ref, dist, _ = closest_in_hull(np.zeros(3), pts)
-    # 1e-9 of the size, and eps over the sine of the thinnest face's smallest angle
-    tol = 1e-9 * scale + 1e-15 * scale * thinness(pts)
-    assert abs(np.linalg.norm(w) - dist) <= tol, (np.linalg.norm(w), dist)
-    assert np.linalg.norm(np.asarray(w) - ref) <= 1e-7 * scale  # the closest point is unique
-    lam = np.asarray(lam)
-    assert np.all(lam >= 0.0) and abs(lam.sum() - 1.0) <= 1e-12
-    np.testing.assert_allclose(lam @ pts, w, atol=1e-7 * scale)
-
-
-@settings(deadline=None, max_examples=300)
-@given(triangle(), point())
-def test_s1d_s2d_equal_exact_qp(tri, shift):
-    a, b, c = (np.asarray(x) - shift for x in tri)  # the origin anywhere around the triangle
-    w, la, lb, lc = s2d(tuple(a), tuple(b), tuple(c))
-    check_subdistance([a, b, c], w, [la, lb, lc])
-    w, la, lb = s1d(tuple(a), tuple(b))
-    check_subdistance([a, b], w, [la, lb])
-
-
-@settings(deadline=None, max_examples=300)
-@given(triangle(), point(), st.sampled_from(["generic", "flat", "on-face", "coincident"]))
-def test_s3d_equals_exact_qp(tri, shift, kind):
-    a, b, c = (np.asarray(x) for x in tri)
-    if kind == "generic":
-        d = shift * 0.7 + 0.3
-    elif kind == "flat":
-        d = a + 0.5 * (b - a) + 0.25 * (c - a)
-    elif kind == "on-face":
-        d = shift
-        shift = (a + b + c) / 3.0  # the origin on face abc
-    else:
-        d = b.copy()
-    pts = [x - shift for x in (a, b, c, d)]
-    w, *lam = s3d(*(tuple(x) for x in pts))
-    check_subdistance(pts, w, lam)
 
 
 # ---------------------------------------------------------------------------

@@ -246,6 +246,37 @@ def test_in_collision_internal_and_other_match_trimesh():
     assert tally.touching <= 2, tally.__dict__
 
 
+def test_first_hit_internal_equals_every_pair_and_brute_force():
+    """``in_collision_internal()`` (the first-hit path: surfaces of every candidate first, containment
+    after) answers as the every-pair path and as :func:`obbcollide.collide` over all pairs, on
+    crowded scenes where a pair may collide only by containment (pebbles in closed meshes)."""
+    seen = {"hit": 0, "miss": 0, "contained_only": 0}
+
+    @settings(max_examples=30, **SETTINGS)
+    @given(scenes(names=("pebble", "pebble", "blob", "sphere", "torus", "box", "capsule"), min_size=2,
+                  max_size=16, spread=2.5))
+    def run(scene):
+        ours, _ = build(scene)
+        brute = [obbcollide.collide(tree(na), pa, tree(nb), pb)
+                 for k, (na, pa) in enumerate(scene) for nb, pb in scene[k + 1:]]
+        expect = any(r.hit for r in brute)
+        assert ours.in_collision_internal() == expect
+        assert bool(ours.in_collision_internal(return_names=True)[1]) == expect
+        seen["hit" if expect else "miss"] += 1
+        if expect and all(len(r.pairs) == 0 for r in brute if r.hit):
+            seen["contained_only"] += 1
+
+    run()
+    assert seen["hit"] >= 5 and seen["miss"] >= 3 and seen["contained_only"] >= 1, seen
+    # a scene colliding only by containment, with surface misses among the candidates before it
+    at = np.eye(4)
+    at[:3, 3] = (5.0, 0.0, 0.0)
+    near = at.copy()
+    near[:3, 3] = (5.0, 0.0, 1.05)
+    ours, _ = build([("gear", np.eye(4)), ("sphere", near), ("blob", at), ("pebble", at)])
+    assert ours.in_collision_internal() and ours.in_collision_internal(return_names=True)[1] == {("o2", "o3")}
+
+
 def test_in_collision_single_matches_trimesh():
     tally = Tally()
 

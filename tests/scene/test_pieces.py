@@ -38,13 +38,13 @@ What is compared with what:
   are hulls of voxels and stick out of the mesh by up to about one voxel:
   (box volume / resolution)^(1/3), ~3% of the diagonal at 20000-30000 voxels.
   That is the d2 bound for V-HACD. Every decomposition's pieces are grown to
-  hold the whole surface (``app.scene.pieces._cover``), so d1 is 0 and the volume
+  hold the whole surface (``app.scene.surface_cover.cover_surface``), so d1 is 0 and the volume
   ratio is larger where the pieces had to grow over seams and misses (the
   torus in 4 V-HACD pieces: 1.669 before growing). The surface's coverage is
   also checked on 20000 uniform samples of the surface (distance to the
   union <= 1e-9 of the diagonal), for these cases and for the project's blob
   in 8 V-HACD pieces, which alone left vertices 11.7 mm outside every piece;
-  ``_cover`` itself on an L prism given as two boxes that miss its surface by
+  ``cover_surface`` itself on an L prism given as two boxes that miss its surface by
   5 cm.
 
   d1: largest distance from a mesh vertex to the union of the pieces (the
@@ -100,7 +100,10 @@ import trimesh
 from scipy.spatial import ConvexHull
 
 import obbcollide as co
+from app.scene import decompose as D
 from app.scene import pieces as P
+from app.scene import pieces_cache as PC
+from app.scene.surface_cover import cover_surface
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets", "meshes")
 
@@ -300,7 +303,7 @@ def test_closed_agrees_with_obb_tree(name):
     """is_convex's closedness test against collision's (OBBTree.closed, a compiled kernel)."""
     m = {**CONVEX, **NOT_CONVEX}[name]()
     f = np.asarray(m.faces, np.int64)
-    assert P._closed(f) == co.OBBTree(np.asarray(m.vertices, float), f).closed
+    assert D._closed(f) == co.OBBTree(np.asarray(m.vertices, float), f).closed
 
 
 # ------------------------------------------------------- convex mesh: one hull
@@ -468,7 +471,7 @@ def surface_samples(m, n=20000, seed=0):
 
 
 def test_pieces_cover_the_surface(decomposed):
-    """Every point of the surface lies in a piece (_cover): nothing a person sees is left out of the
+    """Every point of the surface lies in a piece (cover_surface): nothing a person sees is left out of the
     collision shapes."""
     name, m, _, cp, _ = decomposed
     diag = float(np.linalg.norm(np.ptp(m.vertices, axis=0)))
@@ -498,13 +501,13 @@ def test_cover_grows_pieces_that_miss_the_surface():
     b = trimesh.creation.box(bounds=[[0.05, 0.05, 1.05], [0.95, 0.95, 1.95]]).vertices
     boxes = [co.ConvexPolyhedron.from_points(x) for x in (a, b)]
     assert distance_to_union(surface_samples(m, 2000), boxes).max() > 0.04
-    grown = P._cover(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), [a, b])
+    grown = cover_surface(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), [a, b])
     assert len(grown) == 2 and len(grown[0]) > len(a) and len(grown[1]) > len(b)
     added = np.vstack([grown[0][len(a):], grown[1][len(b):]])
     assert surface_distances(added, m.vertices[m.faces]).max() < 1e-12
     hulls = [co.ConvexPolyhedron.from_points(x) for x in grown]
     assert distance_to_union(surface_samples(m, 5000), hulls).max() <= 1e-9 * 3
-    same = P._cover(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), grown)
+    same = cover_surface(np.asarray(m.vertices, float), np.asarray(m.faces, np.int64), grown)
     assert all(x is y for x, y in zip(same, grown))  # covered: nothing to add
 
 
@@ -644,8 +647,8 @@ def test_second_call_is_cached_and_identical(tmp_path, torus_mesh, reference):
     assert rows["vertices"] == sum(len(h.vertices) for h in first.hulls)
     stored = floats[:3 * rows["vertices"]].reshape(-1, 3)
     assert np.array_equal(stored, np.concatenate([h.vertices for h in first.hulls]))
-    assert len(floats) == sum(rows[k] * w for k, w in P._FLOATS.items())
-    assert len(ints) == sum(rows[k] * w for k, w in P._INTS.items())
+    assert len(floats) == sum(rows[k] * w for k, w in PC._FLOATS.items())
+    assert len(ints) == sum(rows[k] * w for k, w in PC._INTS.items())
 
 
 def test_cache_hit_builds_no_hull_and_no_tree(tmp_path, torus_mesh, reference, monkeypatch):
@@ -774,9 +777,9 @@ def _edit(mutate):
     def corrupt(path):
         mem = _members(path)
         meta = json.loads(str(mem["meta"]))
-        arrays = {k: np.array(x) for k, x in P._unpack(mem["floats"], mem["ints"], meta["rows"]).items()}
+        arrays = {k: np.array(x) for k, x in PC._unpack(mem["floats"], mem["ints"], meta["rows"]).items()}
         mutate(arrays, meta)
-        floats, ints, rows = P._pack(arrays)
+        floats, ints, rows = PC._pack(arrays)
         meta["rows"] = rows
         _save(path, {"meta": np.array(json.dumps(meta)), "floats": floats, "ints": ints})
     return corrupt
@@ -1015,9 +1018,9 @@ def test_corrupt_entry_is_rebuilt(corrupt, tmp_path, torus_mesh, reference, quic
 
 
 def test_pack_round_trip_and_rejects_bad_rows(reference):
-    arrays = P._entry_arrays(reference)
-    floats, ints, rows = P._pack(arrays)
-    back = P._unpack(floats, ints, rows)
+    arrays = PC._entry_arrays(reference)
+    floats, ints, rows = PC._pack(arrays)
+    back = PC._unpack(floats, ints, rows)
     assert set(back) == set(arrays)
     for k, x in arrays.items():
         assert np.array_equal(back[k], x) and back[k].shape == np.asarray(x).shape, k
@@ -1025,9 +1028,9 @@ def test_pack_round_trip_and_rejects_bad_rows(reference):
                 dict(rows, edges=2.0), {k: v for k, v in rows.items() if k != "links"}]:
         if "ints" in bad:
             bad.pop("ints")
-            assert P._unpack(floats, ints[:-1], bad) is None
+            assert PC._unpack(floats, ints[:-1], bad) is None
         else:
-            assert P._unpack(floats, ints, bad) is None
+            assert PC._unpack(floats, ints, bad) is None
 
 
 def test_unwritable_cache_folder_still_returns_pieces(tmp_path, torus_mesh, reference):
