@@ -814,9 +814,9 @@ def match_contacts(old_ids: ArrayLike, old_points: ArrayLike, new_ids: ArrayLike
     op = np.ascontiguousarray(as_array(old_points, "old_points", (3,)).reshape(-1, 3))
     nw = np.ascontiguousarray(as_array(new_points, "new_points", (3,)).reshape(-1, 3))
     if len(op) != len(oi):
-        raise ValueError(f"old_points: {len(op)} points for {len(oi)} ids")
+        raise ValueError(f"old_points, old_ids: {len(op)} points for {len(oi)} ids")
     if len(nw) != len(ni):
-        raise ValueError(f"new_points: {len(nw)} points for {len(ni)} ids")
+        raise ValueError(f"new_points, new_ids: {len(nw)} points for {len(ni)} ids")
     tol = as_number(tol, "tol", low=0.0, high=MAX_COORD)
     out = np.empty(len(ni), dtype=np.int64)
     _match_kernel(oi, op, ni, nw, tol * tol, out)
