@@ -29,12 +29,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from numba import get_num_threads, prange
+from numba import prange
 
 from ._jit import njit
 from ._validate import as_array, as_indices
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
+from .threads import ThreadChoice, serial_twin, timed
 from .manifold import KIND_NAMES, Manifold, collide_hull_hull_into, hull_work
 from .transform import POSE_ERRORS, check_pose_kernel
 
@@ -282,6 +283,17 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
     return -1, 0
 
 
+# The serial driver of the same kernel (no parallel region), and the choice between the two:
+# threads only from MIN_HULL_PAIRS_PER_THREAD pairs per thread, and only while they win (see
+# collision.threads). Measured on two idle cores (box-box pairs of a settled pile, ~1.5 us each):
+# a threaded call pays ~30 us to open and join the region, so two threads gain from ~100 pairs
+# on and a tenth of the work from ~400; a busy machine moves the break-even far up, which the
+# timing of ThreadChoice catches.
+MIN_HULL_PAIRS_PER_THREAD = 256
+_collide_pairs_serial = serial_twin(_collide_pairs_kernel, "_collide_pairs_serial")
+HULL_PAIRS_THREADS = ThreadChoice("hull pairs", MIN_HULL_PAIRS_PER_THREAD)
+
+
 def batch_ids(value, name, size, what="shape"):
     """``value`` as a (k,) int64 array of ids in ``range(size)``; ValueError naming ``name`` (and the
     row) otherwise. Shared by the batched narrow-phase calls."""
@@ -392,12 +404,13 @@ def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
         return out
     buf = table._buf
     n = len(table)
-    row, st = _collide_pairs_kernel(
+    row, st = timed(
+        HULL_PAIRS_THREADS, k, _collide_pairs_serial, _collide_pairs_kernel,
         buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
         table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
-        out.sat_depth, get_num_threads())
+        out.sat_depth)
     if st:  # (checked before the call, unless check=False)
         raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out
