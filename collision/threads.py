@@ -24,7 +24,8 @@ where ``prange`` is a plain ``range`` and no region opens). A
 2. A bigger batch runs threaded, but the call is timed, and so is now and then
    a serial call of a similar batch: per item, the faster driver of the recent
    calls (an exponential average) is used. On a busy machine the threaded calls
-   lose and the site falls back to one thread; it tries threads again after
+   lose and the site falls back to one thread; it tries threads again (a fresh
+   measurement, replacing their stale average) after
    64 calls, then after twice as many each time they lose again (at most
    4096), so that a machine that quiets down gets its threads back while a
    busy one pays for a lost try rarely.
@@ -56,7 +57,7 @@ import time
 import types
 from collections.abc import Iterator
 
-# Before numba (and with it libgomp) is loaded: a worker sleeps when its region ends.
+# Before numba's thread pool (libgomp) starts: a worker sleeps as soon as its region ends.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402
@@ -177,7 +178,8 @@ class ThreadChoice:
         was_loser = (serial_cost is not None and threaded_cost is not None
                      and (threaded_cost > serial_cost) == threaded)
         old = self.cost[threaded]
-        self.cost[threaded] = per if old is None else (1 - _WEIGHT) * old + _WEIGHT * per
+        # a retry replaces the loser's average, which is as old as its last retry
+        self.cost[threaded] = per if old is None or was_loser else (1 - _WEIGHT) * old + _WEIGHT * per
         if was_loser:  # a retry of the losing driver: it wins now, or waits twice as long
             self.since = 0
             now_loses = (self.cost[True] > self.cost[False]) == threaded
