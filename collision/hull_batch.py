@@ -285,10 +285,11 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, starts, scale,
 
 # The serial driver of the same kernel (no parallel region), and the choice between the two:
 # threads only from MIN_HULL_PAIRS_PER_THREAD pairs per thread, and only while they win (see
-# collision.threads). Measured on two idle cores (box-box pairs of a settled pile, ~1.5 us each):
-# a threaded call pays ~30 us to open and join the region, so two threads gain from ~100 pairs
-# on and a tenth of the work from ~400; a busy machine moves the break-even far up, which the
-# timing of ThreadChoice catches.
+# collision.threads). Measured on the two-core machine (load 4-5 from other jobs): a box-box pair
+# of a falling pile costs ~4 us, a parallel region with passive workers 6-18 us (median, 90th
+# percentile) but milliseconds now and then. The threshold, 512 pairs (~2 ms of work), keeps
+# the region under 1% of a threaded call at the median and lets the timing of ThreadChoice
+# catch a machine where it costs more.
 MIN_HULL_PAIRS_PER_THREAD = 256
 _collide_pairs_serial = serial_twin(_collide_pairs_kernel, "_collide_pairs_serial")
 HULL_PAIRS_THREADS = ThreadChoice("hull pairs", MIN_HULL_PAIRS_PER_THREAD)

@@ -5,8 +5,8 @@ layer is not installed, so numba's default layer picks ``omp``; ``workqueue`` is
 the other one) on every call, however small the loop. Every thread of the
 region must run its share before the call returns, so its cost has a floor:
 
-* on an idle two-core machine, about 10-40 us to wake the worker threads and
-  join them (libgomp's workers spin a while after a region, then sleep);
+* a few microseconds to wake the worker threads and join them when the cores
+  are free (libgomp's workers spin a while after a region, then sleep);
 * on a machine whose cores are busy with other processes, a worker waits for a
   time slice of the scheduler before it starts its share, and the caller waits
   at the region's end for it: measured 13 ms for an empty region on two busy
@@ -18,9 +18,10 @@ function: the ``parallel=True`` one and a serial twin (:func:`serial_twin`,
 where ``prange`` is a plain ``range`` and no region opens). A
 :class:`ThreadChoice` per call site picks one for each call:
 
-1. A batch of fewer than ``2 * min_per_thread`` items runs serially: below that
-   the region's floor is a noticeable part of the work even on an idle machine
-   (each site's threshold is measured and given where it is made).
+1. A batch of fewer than ``2 * min_per_thread`` items runs serially: each
+   site's threshold asks for about 2 ms of serial work, so that the region's
+   usual cost is under 1% of a threaded call (the numbers are given where each
+   site makes its choice).
 2. A bigger batch runs threaded, but the call is timed, and so is now and then
    a serial call of a similar batch: per item, the faster driver of the recent
    calls (an exponential average) is used. On a busy machine the threaded calls
@@ -36,8 +37,9 @@ that a worker sleeps at once after a region instead of spinning (libgomp spins
 for a while by default). On the two busy cores it changed a region's cost from
 3 us median but 1.4-16 ms at the 90th percentile (spinning workers and the
 caller fight other processes for the cores) to 6-10 us median, 9-18 us at the 90th
-percentile; on idle cores it costs a few microseconds of wake-up per region,
-which the thresholds above already pay for. (``KMP_BLOCKTIME`` is the same knob
+percentile. On idle cores (not measured here: the machine was never idle) a
+sleeping worker's wake-up is a futex call, microseconds, which the thresholds
+above pay for many times over. (``KMP_BLOCKTIME`` is the same knob
 for Intel's runtime, which numba does not use here.)
 
 Both drivers give the same results bit for bit: each item (a pair, a contact
@@ -68,7 +70,7 @@ if getattr(_parallel, "_is_initialized", False):  # (some other code started the
     logging.getLogger(__name__).debug("numba's thread pool was started before obbcollide was imported: "
                                       "OMP_WAIT_POLICY=%s may not apply", os.environ["OMP_WAIT_POLICY"])
 
-__all__ = ["ThreadChoice", "serial_twin", "forced", "CHOICES"]
+__all__ = ["ThreadChoice", "serial_twin", "forced", "timed", "CHOICES"]
 
 # Every ThreadChoice made, by name (for forced() and for reports).
 CHOICES: dict[str, "ThreadChoice"] = {}

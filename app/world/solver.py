@@ -439,10 +439,11 @@ def island_order(ia, ib, n):
 
 
 # Serial drivers of the three parallel kernels (no parallel region: see collision.threads) and the
-# choices between them. Measured on two idle cores: a contact row costs ~0.05 us in
-# _constraints, so its region (~30 us) pays only on tens of thousands of rows; a point costs
-# ~0.5 us over 10 iterations in _solve_islands and _split_islands (together one choice, timed
-# together), so their regions pay from a few hundred points per thread.
+# choices between them. Measured on the two-core machine (load 4-5 from other jobs; falling
+# boxes): a contact row costs ~0.05 us in _constraints, a point ~2 us in _solve_islands and
+# _split_islands over 10 iterations (one choice, timed together); a parallel region 6-18 us,
+# milliseconds now and then. Each threshold asks for ~1.5-2 ms of serial work before threads
+# (as the hull-pair batch's), so the region stays under 1% of a threaded call at the median.
 MIN_ROWS_PER_THREAD = 16384
 MIN_POINTS_PER_THREAD = 512
 _constraints_serial = serial_twin(_constraints, "_constraints_serial")
