@@ -57,7 +57,8 @@ import logging
 import os
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 # Before numba's thread pool (libgomp) starts: a worker sleeps as soon as its region ends.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -83,7 +84,7 @@ _FIRST_RETRY = 64
 _LAST_RETRY = 4096
 
 
-def serial_twin(kernel, name: str):
+def serial_twin(kernel: Any, name: str) -> Any:
     """A serial compilation of a ``parallel=True`` numba kernel: the same Python function,
     compiled with the kernel's options less ``parallel`` (``prange`` runs as ``range``, no
     parallel region opens).
@@ -211,7 +212,7 @@ def forced(mode: str | None) -> Iterator[None]:
         _FORCED[0] = old
 
 
-def timed(choice: ThreadChoice, k: int, serial, parallel, *args):
+def timed(choice: ThreadChoice, k: int, serial: Callable[..., Any], parallel: Callable[..., Any], *args: Any) -> Any:
     """Run ``serial(*args, 1)`` or ``parallel(*args, runs)`` as ``choice`` picks for ``k`` items,
     timed into it; returns the kernel's result. (For kernels whose last argument is the run count.)"""
     runs = choice.runs(k)
