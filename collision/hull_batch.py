@@ -11,7 +11,9 @@ shape data stored in flat pools). :func:`collide_hull_pairs` then runs, for
 (contiguous views, no copy; the indices stored inside a hull stay local to it)
 and calls :func:`collision.manifold.collide_hull_hull_into` on them, with
 scratch arrays allocated once per thread, not per pair; the pairs are split
-into one run per numba thread. Each pair therefore gets exactly what
+into one run per numba thread (a batch too small to pay for the threads, or a
+machine where they lose, runs on the kernel's serial twin: :mod:`collision.threads`).
+Each pair therefore gets exactly what
 ``collide_hull_hull`` would give it, bit for bit, on any number of threads:
 same kernel, same inputs.
 
