@@ -60,7 +60,15 @@ islands), or off for both with ``--no-sleep`` (``ACTIVATION_STATE_DISABLE_SLEEPI
 our sleep time set to infinity) to time the solver on a settled pile.
 
 Ours runs its hull-pair batch and its solver islands on all of numba's threads (both cores
-here) unless ``--threads 1``; pybullet 3.2.7's step is single-threaded. Report both.
+here) where a batch is big enough to pay for them (``obbcollide.threads``) unless ``--threads 1``;
+pybullet 3.2.7's step is single-threaded. Report both. Beside the threaded world a second world
+of ours steps on one thread (``numba.set_num_threads(1)`` around its step; the two take turns
+going first), and table [4] compares the three, and whether our two worlds ended in the same
+state bit for bit (they must: threads change no result). ``--busy N`` runs every scene again
+with N busy processes (``python -c "while True: pass"``, killed at the end) beside the engines,
+and table [4] gives each column's ratio to its own quiet median (ours threaded to ours on one
+thread, quiet): on a machine of C cores, N busy processes leave a single-threaded step about
+``(N + 1) / C`` of its quiet speed at worst once N + 1 > C.
 
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
@@ -428,10 +436,12 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
     t_start = time.perf_counter()
     k = 0
     while k < steps:
+        if w1 is not None and k % 2:  # our two worlds take turns going first (the caches they find)
+            ours1.append(one_thread_step(w1))
         t0 = time.perf_counter()
         w.step()
         ours.append(time.perf_counter() - t0)
-        if w1 is not None:
+        if w1 is not None and not k % 2:
             ours1.append(one_thread_step(w1))
         broad.append(w.stats["broad"])
         narrow.append(w.stats["narrow"])
