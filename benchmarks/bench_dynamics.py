@@ -67,8 +67,8 @@ going first), and table [4] compares the three, and whether our two worlds ended
 state bit for bit (they must: threads change no result). ``--busy N`` runs every scene again
 with N busy processes (``python -c "while True: pass"``, killed at the end) beside the engines,
 and table [4] gives each column's ratio to its own quiet median (ours threaded to ours on one
-thread, quiet): on a machine of C cores, N busy processes leave a single-threaded step about
-``(N + 1) / C`` of its quiet speed at worst once N + 1 > C.
+thread, quiet): on a machine of C cores otherwise idle, N busy processes make a single-threaded step
+take about ``(N + 1) / C`` times its quiet time once N + 1 > C (1.5x for 2 on 2 cores).
 
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
