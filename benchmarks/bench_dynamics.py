@@ -61,7 +61,15 @@ islands), or off for both with ``--no-sleep`` (``ACTIVATION_STATE_DISABLE_SLEEPI
 our sleep time set to infinity) to time the solver on a settled pile.
 
 Ours runs its hull-pair batch and its solver islands on all of numba's threads (both cores
-here) unless ``--threads 1``; pybullet 3.2.7's step is single-threaded. Report both.
+here) where a batch is big enough to pay for them (``obbcollide.threads``) unless ``--threads 1``;
+pybullet 3.2.7's step is single-threaded. Report both. Beside the threaded world a second world
+of ours steps on one thread (``numba.set_num_threads(1)`` around its step; the two take turns
+going first), and table [4] compares the three, and whether our two worlds ended in the same
+state bit for bit (they must: threads change no result). ``--busy N`` runs every scene again
+with N busy processes (``python -c "while True: pass"``, killed at the end) beside the engines,
+and table [4] gives each column's ratio to its own quiet median (ours threaded to ours on one
+thread, quiet): on a machine of C cores otherwise idle, N busy processes make a single-threaded step
+take about ``(N + 1) / C`` times its quiet time once N + 1 > C (1.5x for 2 on 2 cores).
 
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
@@ -372,29 +380,70 @@ def stats(x):
 
 
 def warm_up(kind, ground):
-    """Load (or compile) the numba kernels on a small scene, so the timed run has none of it."""
+    """Load (or compile) the numba kernels on a small scene, so the timed run has none of it: the
+    serial and the threaded drivers of the batch kernels (:mod:`obbcollide.threads`)."""
+    from obbcollide.threads import forced
+
     w = our_world(kind, grid(8, 1.2, layers=2), ground)
-    for _ in range(40):
+    for k in range(40):
+        with forced("threaded" if k % 2 else "serial"):
+            w.step()
+
+
+def start_busy(n):
+    """``n`` busy processes beside the benchmark: each a pure-Python spin loop in its own
+    interpreter (``python -c "while True: pass"``), one core's worth of load each."""
+    import subprocess
+
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+            for _ in range(n)]
+
+
+def stop_busy(procs):
+    """End the processes of :func:`start_busy` (each by its own handle) and reap them."""
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def one_thread_step(w):
+    """``w.step()`` on one numba thread (every batch kernel on its serial driver); the time."""
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
         w.step()
+        return time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(threads)
 
 
-def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2):
-    """Step both simulations in turn; returns a result dict (times in s, per step)."""
+def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, single=False):
+    """Step both simulations in turn (and, with ``single``, a second world of ours on one thread);
+    returns a result dict (times in s, per step)."""
     starts = grid(n, spacing)
     t_build = time.perf_counter()
     w = our_world(kind, starts, ground)
     t_build = time.perf_counter() - t_build
+    w1 = our_world(kind, starts, ground) if single else None
     bullet = bullet_world(kind, starts, ground) if pb is not None else None
     steps = int(round(seconds / DT))
     per_second = int(round(1.0 / DT))
-    ours, theirs, broad, narrow = [], [], [], []
+    ours, ours1, theirs, broad, narrow = [], [], [], [], []
     capped = None
     t_start = time.perf_counter()
     k = 0
     while k < steps:
+        if w1 is not None and k % 2:  # our two worlds take turns going first (the caches they find)
+            ours1.append(one_thread_step(w1))
         t0 = time.perf_counter()
         w.step()
         ours.append(time.perf_counter() - t0)
+        if w1 is not None and not k % 2:
+            ours1.append(one_thread_step(w1))
         broad.append(w.stats["broad"])
         narrow.append(w.stats["narrow"])
         if bullet is not None:
@@ -416,12 +465,44 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2):
     out = {"kind": kind, "n": n, "seconds": seconds, "capped": capped, "build": t_build, "world": w,
            "bullet": bullet, "wall": time.perf_counter() - t_start,
            "ours": (ours[fall], ours[settled]), "theirs": (theirs[fall], theirs[settled]) if theirs else None,
+           "ours1": (ours1[fall], ours1[settled]) if ours1 else None,
+           "same": same_state(w, w1) if w1 is not None else None,
            "phases": {name: (x[fall], x[settled]) for name, x in
                       (("broad", broad), ("narrow", narrow), ("dynamics", dyn), ("rest", rest))},
            "contacts": (w.stats["candidates"], w.stats["manifolds"], w.stats["points"]),
            "state_ours": our_state(w),
            "state_bullet": bullet_state(*bullet) if bullet is not None else None}
     return out
+
+
+def same_state(w, w1):
+    """Whether two worlds of ours ended in the same state bit for bit (poses, velocities, spins)."""
+    return all(np.array_equal(a.pose, b.pose) and np.array_equal(a.velocity, b.velocity)
+               and np.array_equal(a.spin, b.spin) for a, b in zip(w.bodies, w1.bodies))
+
+
+def report_load(runs):
+    """The threads-and-load table: per scene and window, ours threaded, ours on one thread and
+    pybullet, each under each load, and the ratio to the same engine's quiet time on one thread
+    (ours) or quiet (pybullet)."""
+    print("\n[4] threads and load, ms: median step time; (x) = ratio to the same column's quiet median, the "
+          "threaded\n    column's to ours on one thread quiet (the goal: every row <= 1.5x)")
+    print(f"  {'scene':16s}{'window':>10s}{'load':>10s}{'uptime':>7s}{'ours threaded':>20s}{'ours 1 thread':>20s}"
+          f"{'pybullet':>20s}   same state")
+    quiet = runs[0][2]
+    for cond, load, results in runs:
+        for r, q in zip(results, quiet):
+            for win, window in ((0, "fall"), (1, "settled")):
+                base1 = stats(q["ours1"][win])[0] if q["ours1"] is not None else None
+                line = f"  {label(r):16s}{window:>10s}{cond:>10s}{load:>7.2f}"
+                for col, ref in (("ours", base1), ("ours1", base1), ("theirs", None)):
+                    if r[col] is None:
+                        line += f"{'-':>20s}"
+                        continue
+                    m = stats(r[col][win])[0]
+                    ref = stats(q[col][win])[0] if ref is None else ref
+                    line += f"{m:>12.3f} ({m / ref:4.1f}x)"
+                print(line + ("" if r["same"] is None else f"   {'yes' if r['same'] else 'NO'}"))
 
 
 def report_times(results):
@@ -510,7 +591,7 @@ def profile_step(w, top=15):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="N = 100 boxes only, 3 simulated seconds")
+    ap.add_argument("--quick", action="store_true", help="N = 100 boxes and 100 U shapes only, 3 simulated seconds")
     ap.add_argument("--no-sleep", action="store_true", help="no sleeping on either side (time the settled solve)")
     ap.add_argument("--ground", choices=("plane", "box"), default="plane",
                     help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
@@ -520,7 +601,12 @@ def main():
                     help="run only this scene (its full row; default: all of them)")
     ap.add_argument("--threads", type=int, default=None,
                     help="numba threads for ours (default: all cores; pybullet's step is single-threaded)")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="run every scene again with N busy processes (Python spin loops) beside both engines, "
+                         "and compare (table [4])")
     args = ap.parse_args()
+    if args.busy < 0:
+        ap.error(f"--busy: expected a count >= 0, got {args.busy}")
     if args.threads is not None:
         import numba
 
@@ -549,29 +635,51 @@ def main():
           f"{time.perf_counter() - t0:.1f} s")
 
     plan = [("box", 100, 3.0 if args.quick else 5.0, None, 1.2)]
-    if not args.quick:
+    if args.quick:
+        plan += [("u", 100, 3.0, None, 1.5)]
+    else:
         plan += [("box", 1000, 5.0, args.budget, 1.2), ("u", 100, 5.0, None, 1.5),
                  ("mesh", 100, 5.0, None, 1.5)]
     if args.scene is not None:  # one scene only: its row of the full plan
         plan = [p for p in [("box", 100, 5.0, None, 1.2), ("box", 1000, 5.0, args.budget, 1.2),
                             ("u", 100, 5.0, None, 1.5), ("mesh", 100, 5.0, None, 1.5)]
                 if args.scene == f"{p[0]}{p[1] if p[0] == 'box' else ''}"]
-    results = []
-    for kind, n, seconds, budget, spacing in plan:
-        r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing)
-        print(f"  ran {n} {kind}: {r['seconds']:g} s simulated in {r['wall']:.1f} s wall (both), "
-              f"ours built in {r['build']:.1f} s")
-        results.append(r)
-    report_times(results)
-    report_settle(results)
+    single = numba.get_num_threads() > 1  # ours also on one thread, beside the threaded world
+    conditions = [("quiet", 0)] + ([(f"busy {args.busy}", args.busy)] if args.busy else [])
+    runs = []
+    for cond, busy in conditions:
+        procs = start_busy(busy)
+        try:
+            if busy:
+                time.sleep(1.0)  # let the spinners start
+            load = os.getloadavg()[0]
+            print(f"{cond}: {busy} busy process(es) beside the engines, load average {load:.2f}")
+            results = []
+            for kind, n, seconds, budget, spacing in plan:
+                r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing, single=single)
+                print(f"  ran {n} {kind}: {r['seconds']:g} s simulated in {r['wall']:.1f} s wall (all), "
+                      f"ours built in {r['build']:.1f} s")
+                results.append(r)
+        finally:
+            stop_busy(procs)
+        runs.append((cond, load, results))
+    for cond, load, results in runs:
+        if len(runs) > 1:
+            print(f"\n==== {cond} (load average {load:.2f} at the start) ====")
+        report_times(results)
+        report_settle(results)
+    results = runs[0][2]
 
     big = next((r for r in results if r["kind"] == "box" and r["n"] == 1000), results[0])
     print(f"\n[3] cProfile of one settled step of ours, {big['n']} {big['kind']} bodies at t = {big['seconds']:g} s "
           "(top 15 by tottime; profiling slows Python-heavy code more than compiled)")
     profile_step(big["world"])
-    for r in results:
-        if r["bullet"] is not None:
-            pb.disconnect(physicsClientId=r["bullet"][0])
+    if single:
+        report_load(runs)
+    for _, _, results in runs:
+        for r in results:
+            if r["bullet"] is not None:
+                pb.disconnect(physicsClientId=r["bullet"][0])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ three dimensions* (the vector-symbol method); Gottschalk, Lin and Manocha,
 
 __version__ = "0.1.0"
 
+from . import threads  # first: its OpenMP wait policy must be set before numba's thread pool starts
+
 from .closest_point import (
     closest_pt_point_aabb,
     closest_pt_point_obb,

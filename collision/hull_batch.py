@@ -11,7 +11,9 @@ shape data stored in flat pools). :func:`collide_hull_pairs` then runs, for
 (contiguous views, no copy; the indices stored inside a hull stay local to it)
 and calls :func:`collision.manifold.collide_hull_hull_into` on them, with
 scratch arrays allocated once per thread, not per pair; the pairs are split
-into one run per numba thread. Each pair therefore gets exactly what
+into one run per numba thread (a batch too small to pay for the threads, or a
+machine where they lose, runs on the kernel's serial twin: :mod:`collision.threads`).
+Each pair therefore gets exactly what
 ``collide_hull_hull`` would give it, bit for bit, on any number of threads:
 same kernel, same inputs.
 
@@ -29,12 +31,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from numba import get_num_threads, prange
+from numba import prange
 
 from ._jit import njit
 from ._validate import as_array, as_indices
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
+from .threads import ThreadChoice, serial_twin, timed
 from .manifold import KIND_NAMES, Manifold, collide_hull_hull_into, hull_work
 from .transform import POSE_ERRORS, check_pose_kernel
 
@@ -290,6 +293,18 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
     return -1, 0
 
 
+# The serial driver of the same kernel (no parallel region), and the choice between the two:
+# threads only from MIN_HULL_PAIRS_PER_THREAD pairs per thread, and only while they win (see
+# collision.threads). Measured on the two-core machine (load 4-5 from other jobs): a box-box pair
+# of a falling pile costs ~4 us, a parallel region with passive workers 6-18 us (median, 90th
+# percentile) but milliseconds now and then. The threshold, 512 pairs (~2 ms of work), keeps
+# the region under 1% of a threaded call at the median and lets the timing of ThreadChoice
+# catch a machine where it costs more.
+MIN_HULL_PAIRS_PER_THREAD = 256
+_collide_pairs_serial = serial_twin(_collide_pairs_kernel, "_collide_pairs_serial")
+HULL_PAIRS_THREADS = ThreadChoice("hull pairs", MIN_HULL_PAIRS_PER_THREAD)
+
+
 def batch_ids(value, name, size, what="shape"):
     """``value`` as a (k,) int64 array of ids in ``range(size)``; ValueError naming ``name`` (and the
     row) otherwise. Shared by the batched narrow-phase calls."""
@@ -400,13 +415,14 @@ def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
         return out
     buf = table._buf
     n = len(table)
-    row, st = _collide_pairs_kernel(
+    row, st = timed(
+        HULL_PAIRS_THREADS, k, _collide_pairs_serial, _collide_pairs_kernel,
         buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
         buf["arc_caps"], buf["arc_order"], buf["group_caps"], buf["group_start"],
         table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
-        out.sat_depth, get_num_threads())
+        out.sat_depth)
     if st:  # (checked before the call, unless check=False)
         raise ValueError(f"{'poses_a' if st <= 2 else 'poses_b'}[{row}]: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return out

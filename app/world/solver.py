@@ -34,11 +34,13 @@ the same two bodies are solved as a group, their velocities held in registers.
 """
 
 import math
+import time
 
 import numpy as np
 from numba import njit, prange
 
 from obbcollide import _vec as v
+from obbcollide.threads import ThreadChoice, serial_twin
 
 from .mouse_joint import solve_mouse_joint
 
@@ -436,6 +438,21 @@ def island_order(ia, ib, n):
     return order, starts
 
 
+# Serial drivers of the three parallel kernels (no parallel region: see collision.threads) and the
+# choices between them. Measured on the two-core machine (load 4-5 from other jobs; falling
+# boxes): a contact row costs ~0.05 us in _constraints, a point ~2 us in _solve_islands and
+# _split_islands over 10 iterations (one choice, timed together); a parallel region 6-18 us,
+# milliseconds now and then. Each threshold asks for ~1.5-2 ms of serial work before threads
+# (as the hull-pair batch's), so the region stays under 1% of a threaded call at the median.
+MIN_ROWS_PER_THREAD = 16384
+MIN_POINTS_PER_THREAD = 512
+_constraints_serial = serial_twin(_constraints, "_constraints_serial")
+_solve_islands_serial = serial_twin(_solve_islands, "_solve_islands_serial")
+_split_islands_serial = serial_twin(_split_islands, "_split_islands_serial")
+ROWS_THREADS = ThreadChoice("contact rows", MIN_ROWS_PER_THREAD)
+ISLANDS_THREADS = ThreadChoice("solver islands", MIN_POINTS_PER_THREAD)
+
+
 def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2, slop=0.005,
                    bounce_threshold=0.5, warm=True, tolerance=0.0, stats=None, joint=None):
     """Solve the contact constraints in place: ``vel``, ``w`` and ``rows.impulse`` change.
@@ -494,15 +511,26 @@ def solve_contacts(vel, w, inv_m, inv_i, rows, kin, dt, iterations=10, beta=0.2,
         rows.impulse[order] = part.impulse
         return pv, pw
     p = np.empty((k, _WIDTH))
-    _constraints(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1, rows.t2, inv_m,
-                 np.ascontiguousarray(inv_i, dtype=np.float64), np.ascontiguousarray(kin, dtype=np.float64), p)
+    inv_i = np.ascontiguousarray(inv_i, dtype=np.float64)
+    runs = ROWS_THREADS.runs(k)
+    t0 = time.perf_counter()
+    (_constraints if runs > 1 else _constraints_serial)(rows.ia, rows.ib, rows.ra, rows.rb, rows.normal, rows.t1,
+                                                        rows.t2, inv_m, inv_i,
+                                                        np.ascontiguousarray(kin, dtype=np.float64), p)
+    ROWS_THREADS.record(k, runs, time.perf_counter() - t0)
     done = np.zeros(len(starts) - 1, np.int64)
-    _solve_islands(vel, w, inv_m, np.ascontiguousarray(inv_i, dtype=np.float64), rows.ia, rows.ib, p, rows.depth,
-                   rows.friction, rows.restitution, rows.impulse, float(dt), int(iterations),
-                   float(bounce_threshold), bool(warm), float(tolerance), starts, done, jk, jarr)
+    # islands spread over threads only when there are several (one island is one thread's work)
+    runs = ISLANDS_THREADS.runs(k) if len(done) > 1 else 1
+    t0 = time.perf_counter()
+    (_solve_islands if runs > 1 else _solve_islands_serial)(
+        vel, w, inv_m, inv_i, rows.ia, rows.ib, p, rows.depth, rows.friction, rows.restitution, rows.impulse,
+        float(dt), int(iterations), float(bounce_threshold), bool(warm), float(tolerance), starts, done, jk, jarr)
     if stats is not None:
         stats["iterations"] = int(done.max())
         stats["islands"] = len(done)
-    _split_islands(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth, float(dt), int(iterations), float(beta),
-                   float(slop), starts)
+    (_split_islands if runs > 1 else _split_islands_serial)(pv, pw, inv_m, rows.ia, rows.ib, p, rows.depth,
+                                                           float(dt), int(iterations), float(beta), float(slop),
+                                                           starts)
+    if len(done) > 1:
+        ISLANDS_THREADS.record(k, runs, time.perf_counter() - t0)
     return pv, pw

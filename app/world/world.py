@@ -69,6 +69,18 @@ def _non_finite(pose, velocity, spin, bad_pose, bad_motion):
 
 
 @njit(cache=True)
+def _any_too_fast(velocity, spin, max_speed, max_spin):
+    """Whether a row has a finite speed above ``max_speed`` or a finite spin above ``max_spin``
+    (what :meth:`World._clamp_speeds` slows down; non-finite ones are :meth:`World.repair`'s)."""
+    for i in range(velocity.shape[0]):
+        v2 = velocity[i, 0] ** 2 + velocity[i, 1] ** 2 + velocity[i, 2] ** 2
+        w2 = spin[i, 0] ** 2 + spin[i, 1] ** 2 + spin[i, 2] ** 2
+        if (math.isfinite(v2) and math.sqrt(v2) > max_speed) or (math.isfinite(w2) and math.sqrt(w2) > max_spin):
+            return True
+    return False
+
+
+@njit(cache=True)
 def _reaching(lo, hi, rows, motion, g, n, level, out):
     """``out[:k]``: the body pairs (lower row first) of ``g`` with the moving bodies ``rows`` whose
     boxes (``lo``, ``hi``) have their lowest point along ``n``, ``n . c - |n| . h``, at ``level`` or
@@ -317,7 +329,7 @@ class World:
         velocities are left to :meth:`repair`."""
         st = t.state
         names = []
-        if not len(t):
+        if not len(t) or not _any_too_fast(st.velocity, st.spin, MAX_SPEED, MAX_SPIN):  # (one compiled pass)
             return names
         with np.errstate(invalid="ignore", over="ignore"):
             for what, values, bound in (("speed", st.velocity, MAX_SPEED), ("spin", st.spin, MAX_SPIN)):
