@@ -8,7 +8,12 @@ printed (ours / peer: lower is better):
    query mesh at a new pose each call, ``in_collision_single`` and
    ``min_distance_single``. trimesh builds FCL's BVH of the query mesh at
    every call; ours finds its tree by content. python-fcl with the query's
-   BVH built once is printed too (the floor trimesh could reach).
+   BVH built once is printed too (the floor trimesh could reach). Each
+   manager gets its own copy of the query mesh: trimesh's manager leaves the
+   mesh's cached checksum stale after each call (FCL's BVH is built from its
+   arrays), so on a shared object ours would pay trimesh's re-hash of the
+   arrays for trimesh's side effect. The calls alternate in blocks of 10 (see
+   :func:`timed`), each call timed; ``--interleave`` alternates them one by one.
 2. Internal checks of 100 and 1000 meshes (the six asset meshes cycled, random
    poses in a cube sized for a few overlaps per mesh): ``in_collision_internal``
    (stops at the first hit) and ``in_collision_internal(return_names=True)``
@@ -18,7 +23,7 @@ printed (ours / peer: lower is better):
    what trimesh's manager runs). Both managers keep their geometry (one BVH /
    tree per distinct mesh).
 
-    .venv/bin/python benchmarks/bench_manager.py [--quick]
+    .venv/bin/python benchmarks/bench_manager.py [--quick] [--interleave]
 """
 
 import argparse
@@ -58,18 +63,26 @@ def fcl_bvh(m):
     return b
 
 
-def timed(fns, repeat):
-    """Median seconds of each function, calls interleaved."""
+def timed(fns, repeat, block=1):
+    """Median seconds of a call of each function, in alternating blocks of ``block`` calls.
+
+    With ``block=1`` the calls alternate one by one. A block of a few calls keeps
+    each contender's caches its own for all but the block's first call (trimesh's
+    single query allocates and frees megabytes each call, which left the next
+    contender's first call about 100 us slower in our measurements), while load
+    on a shared machine still hits all of them alike.
+    """
     ts = [[] for _ in fns]
-    for _ in range(repeat):
+    for _ in range(max(1, repeat // block)):
         for k, f in enumerate(fns):
-            t = time.perf_counter()
-            f()
-            ts[k].append(time.perf_counter() - t)
+            for _ in range(block):
+                t = time.perf_counter()
+                f()
+                ts[k].append(time.perf_counter() - t)
     return [float(np.median(t)) for t in ts]
 
 
-def single_queries(meshes, repeat):
+def single_queries(meshes, repeat, block=10):
     names = list(meshes)
     scene = random_poses(12, 2.5, 1)
     ours = c.CollisionManager()
@@ -90,6 +103,7 @@ def single_queries(meshes, repeat):
           f"{'trimesh/ours':>14}{'fcl/ours':>10}")
     for qname in ("gear", "torus_knot"):
         q = meshes[qname]
+        q_theirs = q.copy()  # see the docstring: no mesh object shared between the managers
         qpose = random_poses(repeat, 2.5, 7)
         qobj = fcl.CollisionObject(bvhs[qname], fcl.Transform())
         state = {"k": 0}
@@ -114,16 +128,16 @@ def single_queries(meshes, repeat):
 
         # the answers agree on these poses (a check, not part of the timing)
         for p in qpose[:20]:
-            assert ours.in_collision_single(q, p) == theirs.in_collision_single(q, p)
+            assert ours.in_collision_single(q, p) == theirs.in_collision_single(q_theirs, p)
         ours.in_collision_single(q, qpose[0])  # the query's tree, once
         rows = [
             ("in_collision_single", lambda: ours.in_collision_single(q, nxt()),
-             lambda: theirs.in_collision_single(q, nxt()), fcl_collide),
+             lambda: theirs.in_collision_single(q_theirs, nxt()), fcl_collide),
             ("min_distance_single", lambda: ours.min_distance_single(q, nxt()),
-             lambda: theirs.min_distance_single(q, nxt()), fcl_distance),
+             lambda: theirs.min_distance_single(q_theirs, nxt()), fcl_distance),
         ]
         for label, fo, ft, ff in rows:
-            to, tt, tf = timed([fo, ft, ff], repeat)
+            to, tt, tf = timed([fo, ft, ff], repeat, block)
             print(f"   {qname + ' ' + str(len(q.faces)):<12}{label:<22}{to * 1e6:>8.0f}us{tt * 1e6:>9.0f}us"
                   f"{tf * 1e6:>13.0f}us{tt / to:>13.1f}x{tf / to:>9.2f}x")
 
@@ -177,12 +191,14 @@ def internal_checks(meshes, n, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--interleave", action="store_true",
+                    help="single queries: alternate the contenders call by call (blocks of 1, not 10)")
     args = ap.parse_args()
     meshes = load()
     from numba import get_num_threads
     print(f"numba threads: {get_num_threads()}; ratios ours/peer below 1 mean ours is faster, "
           "above them trimesh/ours and fcl/ours: above 1 means ours is faster")
-    single_queries(meshes, 20 if args.quick else 100)
+    single_queries(meshes, 20 if args.quick else 100, 1 if args.interleave else 10)
     print("2. internal checks (median per call)")
     print(f"   {'':<28}{'ours':>12}{'fcl':>12}{'ours/fcl':>11}")
     for n in (100, 1000):
