@@ -404,6 +404,45 @@ def _first_hit_internal(tb, mesh, poses, cand):
 
 
 @njit
+def _first_hit_single(ta, pose, tb, mesh_b, poses_b, lo, hi):
+    """Does the query (mesh 0 of ``ta``) at ``pose`` (1, 4, 4) collide with any object of ``tb``?
+
+    The yes / no of :meth:`CollisionManager.in_collision_single` in one compiled
+    call: the objects whose world boxes ``lo``, ``hi`` (n, 3) meet the query's
+    are the candidates, tried in the two passes of :func:`_first_hit_internal`
+    (every candidate's surfaces first, containment only when no surfaces meet).
+    """
+    qlo = np.empty((1, 3))
+    qhi = np.empty((1, 3))
+    _world_boxes_kernel(ta[0], ta[4], np.zeros(1, np.int64), pose, qlo, qhi)
+    n = lo.shape[0]
+    pairs_buf = np.empty((1, 2), np.int64)
+    segs_buf = np.empty((1, 2, 3))
+    maybe = np.zeros(n, np.bool_)  # roots overlap and a mesh is closed: containment possible
+    na, la, tra, ia, ca, pta = _view(ta, 0)
+    for j in range(n):
+        near = True
+        for ax in range(3):
+            if lo[j, ax] > qhi[0, ax] or qlo[0, ax] > hi[j, ax]:
+                near = False
+        if not near:
+            continue
+        nb, lb, trb, ib, cb, _ = _view(tb, mesh_b[j])
+        _, k, _, _, roots = collide_kernel(na, la, tra, ia, nb, lb, trb, ib, pose[0], poses_b[j], True, False,
+                                           pairs_buf, segs_buf)
+        if k > 0:
+            return True
+        maybe[j] = roots and (ca or cb)
+    for j in range(n):
+        if not maybe[j]:
+            continue
+        nb, lb, trb, _, cb, ptb = _view(tb, mesh_b[j])
+        if contained_pair_trees(na, la, tra, ca, pta, nb, lb, trb, cb, ptb, pose[0], poses_b[j]) != 0:
+            return True
+    return False
+
+
+@njit
 def _overlaps_sweep(lo_a, hi_a, lo_b, hi_b):
     """Every pair ``(i of A, j of B)`` whose closed boxes overlap: (k, 2) int64, sweep and prune in x."""
     na = lo_a.shape[0]
@@ -811,6 +850,8 @@ class CollisionManager:
         if not self._names:
             return _returns(False, names, data, return_names, return_data)
         lo, hi = self._boxes()
+        if not (return_names or return_data):  # yes / no: one compiled call
+            return bool(_first_hit_single(q.table, pose, table, mesh_ids, self._poses, lo, hi))
         qlo, qhi = _world_boxes(q.table, np.zeros(1, np.int64), pose)
         near = np.flatnonzero(np.all((lo <= qhi) & (qlo <= hi), axis=1))
         cand = np.stack([np.zeros(len(near), np.int64), near], axis=1)

@@ -277,6 +277,41 @@ def test_first_hit_internal_equals_every_pair_and_brute_force():
     assert ours.in_collision_internal() and ours.in_collision_internal(return_names=True)[1] == {("o2", "o3")}
 
 
+def test_first_hit_single_equals_names_path_and_containment():
+    """``in_collision_single`` without names or data (one compiled call: surfaces of every
+    candidate first, containment after) answers as the path that names every object and as
+    :func:`obbcollide.collide` against each object, containment-only hits included."""
+    seen = {"hit": 0, "miss": 0, "contained_only": 0}
+
+    @settings(max_examples=30, **SETTINGS)
+    @given(scenes(names=("pebble", "blob", "sphere", "torus", "box"), min_size=1, max_size=8, spread=2.0),
+           st.sampled_from(("pebble", "blob", "gear")), poses())
+    def run(scene, qname, qpose):
+        ours, _ = build(scene)
+        brute = [obbcollide.collide(tree(qname), qpose, tree(n), p) for n, p in scene]
+        expect = any(r.hit for r in brute)
+        assert ours.in_collision_single(mesh(qname), qpose) == expect
+        assert bool(ours.in_collision_single(mesh(qname), qpose, return_names=True)[1]) == expect
+        seen["hit" if expect else "miss"] += 1
+        if expect and all(len(r.pairs) == 0 for r in brute if r.hit):
+            seen["contained_only"] += 1
+
+    run()
+    assert seen["hit"] >= 5 and seen["miss"] >= 3, seen
+    # containment only, with a surface miss among the candidates before it: the query inside an
+    # object, and an object inside the query
+    at = np.eye(4)
+    at[:3, 3] = (5.0, 0.0, 0.0)
+    near = at.copy()
+    near[:3, 3] = (5.0, 0.0, 1.05)
+    ours, _ = build([("gear", np.eye(4)), ("sphere", near), ("blob", at)])
+    assert ours.in_collision_single(mesh("pebble"), at)
+    assert ours.in_collision_single(mesh("pebble"), at, return_names=True)[1] == {"o2"}
+    inner, _ = build([("sphere", near), ("pebble", at)])
+    assert inner.in_collision_single(mesh("blob"), at)
+    assert not inner.in_collision_single(mesh("pebble"), np.eye(4))
+
+
 def test_in_collision_single_matches_trimesh():
     tally = Tally()
 
