@@ -18,7 +18,7 @@ Underneath are this library's OBB trees and queries, not FCL's:
   (:func:`collision.batch.collide_pair_trees`), spread over the cores when
   there are many; a yes / no question (no names, no data) stops at the
   first colliding pair, trying every candidate's surfaces before any
-  containment (:func:`_first_hit_internal`); distances by a sweep over the
+  containment (:func:`_first_hit`); distances by a sweep over the
   boxes in x, each pair's exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
   when its boxes are nearer than the best so far, and searched only below it.
 
@@ -364,18 +364,20 @@ def _collide_candidates_parallel(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand,
 
 
 @njit
-def _first_hit_internal(tb, mesh, poses, cand):
-    """Index of a candidate pair ``cand[i]`` (k, 2) of one manager's objects that collides, -1 if none.
+def _first_hit(ta, mesh_a, poses_a, tb, mesh_b, poses_b, cand):
+    """Index of a candidate ``cand[i]`` (k, 2) (object ``cand[i, 0]`` of A, ``cand[i, 1]`` of B)
+    that collides, -1 if none: the yes / no of :func:`_collide_run` over every candidate,
+    stopping at the first hit.
 
-    The yes / no of :func:`_collide_run` over every candidate, stopping at
-    the first hit, in two passes: first every candidate's surfaces
+    Two passes: first every candidate's surfaces
     (:func:`collision.mesh_query.collide_kernel` up to its first triangle
     pair), then, only when no surfaces meet anywhere, containment
     (:func:`collision.batch.contained_pair_trees`) for the candidates whose
     root boxes overlap and one of whose meshes is closed. Containment casts
     rays through a tree for each such candidate, which costs more than a
     surface miss and is rarely the answer, so the first pass keeps it out of
-    the way of the usual hit (the answer is the same either way).
+    the way of the usual hit (the answer is the same either way). One
+    manager's own pairs pass its table as both A and B.
     """
     k = cand.shape[0]
     pairs_buf = np.empty((1, 2), np.int64)
@@ -384,9 +386,9 @@ def _first_hit_internal(tb, mesh, poses, cand):
     for i in range(k):
         a = cand[i, 0]
         b = cand[i, 1]
-        na, la, tra, ia, ca, _ = _view(tb, mesh[a])
-        nb, lb, trb, ib, cb, _ = _view(tb, mesh[b])
-        _, n, _, _, roots = collide_kernel(na, la, tra, ia, nb, lb, trb, ib, poses[a], poses[b], True, False,
+        na, la, tra, ia, ca, _ = _view(ta, mesh_a[a])
+        nb, lb, trb, ib, cb, _ = _view(tb, mesh_b[b])
+        _, n, _, _, roots = collide_kernel(na, la, tra, ia, nb, lb, trb, ib, poses_a[a], poses_b[b], True, False,
                                            pairs_buf, segs_buf)
         if n > 0:
             return i
@@ -396,9 +398,9 @@ def _first_hit_internal(tb, mesh, poses, cand):
             continue
         a = cand[i, 0]
         b = cand[i, 1]
-        na, la, tra, _, ca, pta = _view(tb, mesh[a])
-        nb, lb, trb, _, cb, ptb = _view(tb, mesh[b])
-        if contained_pair_trees(na, la, tra, ca, pta, nb, lb, trb, cb, ptb, poses[a], poses[b]) != 0:
+        na, la, tra, _, ca, pta = _view(ta, mesh_a[a])
+        nb, lb, trb, _, cb, ptb = _view(tb, mesh_b[b])
+        if contained_pair_trees(na, la, tra, ca, pta, nb, lb, trb, cb, ptb, poses_a[a], poses_b[b]) != 0:
             return i
     return -1
 
@@ -409,37 +411,24 @@ def _first_hit_single(ta, pose, tb, mesh_b, poses_b, lo, hi):
 
     The yes / no of :meth:`CollisionManager.in_collision_single` in one compiled
     call: the objects whose world boxes ``lo``, ``hi`` (n, 3) meet the query's
-    are the candidates, tried in the two passes of :func:`_first_hit_internal`
-    (every candidate's surfaces first, containment only when no surfaces meet).
+    are the candidates of :func:`_first_hit`.
     """
     qlo = np.empty((1, 3))
     qhi = np.empty((1, 3))
-    _world_boxes_kernel(ta[0], ta[4], np.zeros(1, np.int64), pose, qlo, qhi)
+    zero = np.zeros(1, np.int64)
+    _world_boxes_kernel(ta[0], ta[4], zero, pose, qlo, qhi)
     n = lo.shape[0]
-    pairs_buf = np.empty((1, 2), np.int64)
-    segs_buf = np.empty((1, 2, 3))
-    maybe = np.zeros(n, np.bool_)  # roots overlap and a mesh is closed: containment possible
-    na, la, tra, ia, ca, pta = _view(ta, 0)
+    cand = np.zeros((n, 2), np.int64)  # (query 0, object j)
+    k = 0
     for j in range(n):
         near = True
         for ax in range(3):
             if lo[j, ax] > qhi[0, ax] or qlo[0, ax] > hi[j, ax]:
                 near = False
-        if not near:
-            continue
-        nb, lb, trb, ib, cb, _ = _view(tb, mesh_b[j])
-        _, k, _, _, roots = collide_kernel(na, la, tra, ia, nb, lb, trb, ib, pose[0], poses_b[j], True, False,
-                                           pairs_buf, segs_buf)
-        if k > 0:
-            return True
-        maybe[j] = roots and (ca or cb)
-    for j in range(n):
-        if not maybe[j]:
-            continue
-        nb, lb, trb, _, cb, ptb = _view(tb, mesh_b[j])
-        if contained_pair_trees(na, la, tra, ca, pta, nb, lb, trb, cb, ptb, pose[0], poses_b[j]) != 0:
-            return True
-    return False
+        if near:
+            cand[k, 1] = j
+            k += 1
+    return _first_hit(ta, zero, pose, tb, mesh_b, poses_b, cand[:k]) >= 0
 
 
 @njit
@@ -887,7 +876,8 @@ class CollisionManager:
             return _returns(False, names, data, return_names, return_data)
         cand = self._broad_pairs()
         if not (return_names or return_data):  # the first hit answers: no result arrays, one compiled loop
-            return len(cand) > 0 and _first_hit_internal(table, mesh_ids, self._poses, cand) >= 0
+            own = (table, mesh_ids, self._poses)  # the manager's pairs: its table as A and as B
+            return len(cand) > 0 and _first_hit(*own, *own, cand) >= 0
         hits = self._collide(table, mesh_ids, self._poses, table, mesh_ids, self._poses, cand, False)
         for i, j in cand[hits]:
             pair = (self._names[i], self._names[j])
