@@ -8,11 +8,14 @@ every call, on one core. Here the poses come as arrays, ``(4, 4)`` or
 (``(4, 4)`` with ``(n, 4, 4)``, ``(n, 4, 4)`` with ``(n, 4, 4)``,
 ``(n, 1, 4, 4)`` with ``(m, 4, 4)`` gives an ``(n, m)`` grid); they are
 checked once, in bulk, and one compiled loop runs the same traversals as the
-single queries (:func:`obbcollide.mesh_query.collide_kernel`,
+single queries (the yes / no walk of
+:func:`obbcollide.mesh_collide.first_contact_kernel` as :func:`_surfaces_meet`,
 :func:`obbcollide.mesh_query.distance_kernel`), so every entry equals the
-single call's answer. The loop is cut into one run of consecutive pairs per
-numba thread; a batch too small to pay for the threads' start
-(:data:`MIN_PAIRS_PER_THREAD` pairs per thread) stays on one.
+single call's answer. The numba threads claim chunks of consecutive pairs in
+turn (:data:`CHUNKS_PER_THREAD`, :mod:`obbcollide._claim`), so that a thread
+slowed by costlier pairs or by another process takes fewer; a batch too small
+to pay for the threads' start (:data:`MIN_PAIRS_PER_THREAD` pairs per thread)
+stays on one.
 
 The pair kernels here (one pair of posed trees: :func:`collide_pair_trees`,
 :func:`contained_pair_trees`) are also what :class:`obbcollide.CollisionManager`
@@ -37,8 +40,8 @@ from .tree_pair import _apply, _b_frame, _descend_a, _overlap_in, _tri
 from .triangle import test_triangle_triangle_t
 from .obb_tree import OBBTree
 
-__all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "check_poses",
-           "collide_pair_trees", "contained_pair_trees", "runs_for"]
+__all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "CHUNKS_PER_THREAD",
+           "check_poses", "collide_pair_trees", "contained_pair_trees", "runs_for", "chunks_for"]
 
 # Fewer pairs than this per thread and the batch runs on fewer threads (on one,
 # without a parallel region, below twice this); see :func:`runs_for`.
@@ -225,14 +228,15 @@ def _collide_parallel(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containm
 @njit
 def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment, i0, i1,
                   dist, points, tri_a, tri_b, near):
-    """Distances; for ``within`` (``containment``), ``near``: closer than ``near2`` (squared;
-    the search's bound), touching, or one closed mesh inside the other (as :func:`obbcollide.within`)."""
+    """Distances; for ``within`` (``containment``), ``near``: closer than ``stop_below`` (in
+    squares), touching, or one closed mesh inside the other (as :func:`obbcollide.within`).
+    ``near2`` is the search's bound (:func:`obbcollide.mesh_distance.within_bound2`)."""
     for i in range(i0, i1):
         _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i], near2)
         dist[i] = np.sqrt(d2)
         tri_a[i] = ia[bi]
         tri_b[i] = ib[bj]
-        hit = d2 < near2 or d2 == 0.0
+        hit = d2 < stop_below * stop_below or d2 == 0.0
         if containment and not hit and (ca or cb):
             hit = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
         near[i] = hit

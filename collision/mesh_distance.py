@@ -301,8 +301,10 @@ def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayL
 
 def within_bound2(tol):
     """The squared bound of a ``within`` search at tolerance ``tol``: ``tol**2``, or infinity
-    for ``tol == 0`` (where only a distance of exactly 0 counts, so nothing can be pruned)."""
-    return tol * tol if tol > 0.0 else math.inf
+    for ``tol == 0`` (where only a distance of exactly 0 counts, so nothing can be pruned) and
+    for a ``tol`` whose square underflows."""
+    b = tol * tol
+    return b if b > 0.0 else math.inf
 
 
 def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, tolerance: float) -> bool:
@@ -317,6 +319,6 @@ def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLik
     tol = as_number(tolerance, "tolerance", low=0.0, high=MAX_COORD)
     near2 = within_bound2(tol)
     _, pa, pb, d2 = _distance(tree_a, pose_a, tree_b, pose_b, tol, near2)
-    if d2 < near2 or d2 == 0.0:  # touching counts at tolerance 0
+    if d2 < tol * tol or d2 == 0.0:  # touching counts at tolerance 0
         return True
     return (tree_a.closed or tree_b.closed) and _containment(tree_a, pa, tree_b, pb) is not None
