@@ -121,11 +121,12 @@ def small_batches(repeat):
         pa = random_poses(n, 0.3, 1)
         pb = random_poses(n, 1.3, 2)
         k = batch.runs_for(n, get_num_threads())
-        args = batch._tree_args(ta) + batch._tree_args(tb) + (pa, pb, False)
+        args = batch._tree_args(ta, False) + batch._tree_args(tb, False) + (pa, pb, False)
         out = np.zeros(n, np.bool_)
         runs = max(2, k)
-        tp, ts = timed([lambda: batch._collide_parallel(*args, runs, out), lambda: batch._collide_serial(*args, out)],
-                       repeat)
+        tp, ts = timed([lambda: batch._collide_parallel(*args, runs, batch.chunks_for(n, runs), np.zeros(1, np.int64),
+                                                        out),
+                        lambda: batch._collide_serial(*args, out)], repeat)
         print(f"{n:>6}{tp * 1e6:>14.0f}us{ts * 1e6:>12.0f}us{tp / ts:>8.2f}")
 
 

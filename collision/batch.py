@@ -8,11 +8,14 @@ every call, on one core. Here the poses come as arrays, ``(4, 4)`` or
 (``(4, 4)`` with ``(n, 4, 4)``, ``(n, 4, 4)`` with ``(n, 4, 4)``,
 ``(n, 1, 4, 4)`` with ``(m, 4, 4)`` gives an ``(n, m)`` grid); they are
 checked once, in bulk, and one compiled loop runs the same traversals as the
-single queries (:func:`obbcollide.mesh_query.collide_kernel`,
+single queries (the yes / no walk of
+:func:`obbcollide.mesh_collide.first_contact_kernel` as :func:`_surfaces_meet`,
 :func:`obbcollide.mesh_query.distance_kernel`), so every entry equals the
-single call's answer. The loop is cut into one run of consecutive pairs per
-numba thread; a batch too small to pay for the threads' start
-(:data:`MIN_PAIRS_PER_THREAD` pairs per thread) stays on one.
+single call's answer. The numba threads claim chunks of consecutive pairs in
+turn (:data:`CHUNKS_PER_THREAD`, :mod:`obbcollide._claim`), so that a thread
+slowed by costlier pairs or by another process takes fewer; a batch too small
+to pay for the threads' start (:data:`MIN_PAIRS_PER_THREAD` pairs per thread)
+stays on one.
 
 The pair kernels here (one pair of posed trees: :func:`collide_pair_trees`,
 :func:`contained_pair_trees`) are also what :class:`obbcollide.CollisionManager`
@@ -30,15 +33,25 @@ from numba import get_num_threads, prange
 
 from ._jit import njit
 from ._validate import as_array
+from ._claim import claim, new_counter
+from .mesh_distance import within_bound2
 from .mesh_query import _PARITY_DIRS, _relative_t, collide_kernel, distance_kernel, parity_kernel
+from .tree_pair import _apply, _b_frame, _descend_a, _overlap_in, _tri
+from .triangle import test_triangle_triangle_t
 from .obb_tree import OBBTree
 
-__all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "check_poses",
-           "collide_pair_trees", "contained_pair_trees", "runs_for"]
+__all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "CHUNKS_PER_THREAD",
+           "check_poses", "collide_pair_trees", "contained_pair_trees", "runs_for", "chunks_for"]
 
 # Fewer pairs than this per thread and the batch runs on fewer threads (on one,
 # without a parallel region, below twice this); see :func:`runs_for`.
 MIN_PAIRS_PER_THREAD = 256
+
+# Chunks of consecutive pairs per thread of a parallel batch: the threads claim
+# them in turn (:mod:`obbcollide._claim`), so a thread slowed by costlier pairs
+# or by another process on its core takes fewer; each claim costs one atomic
+# increment, next to microseconds to milliseconds of work per pair.
+CHUNKS_PER_THREAD = 64
 
 
 # ---------------------------------------------------------------------------
@@ -65,6 +78,61 @@ def _any_inside(nodes, links, tris, pts, r, t):
         if count % 2 == 1:
             return True
     return False
+
+
+@njit
+def _surfaces_meet(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, stack):
+    """Does a triangle of A meet one of B (B placed in A's model frame by ``r, t``)? The yes / no
+    walk of :func:`obbcollide.mesh_collide.first_contact_kernel` for trusted poses.
+
+    The same node pairs are box-tested (RTCD 4.4.1, RAPID's descent rule) and the same triangle
+    test decides, so the answer is the same; the differences are in cost only: the box tests are
+    inlined and the stack of untested pairs, ``stack (>= 2, 2)`` int64, is the caller's scratch
+    (one per run of pairs, not one per pair).
+    """
+    if not _overlap_in(nodes_a, 0, nodes_b, 0, _b_frame(nodes_b, 0, r, t)):
+        return False
+    top = 0
+    na = 0
+    nb = 0
+    while True:  # (na, nb) overlap
+        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
+            for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+                b0, b1, b2 = _tri(tri_b, j)
+                b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
+                for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+                    a0, a1, a2 = _tri(tri_a, i)
+                    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+                        return True
+        else:
+            if top + 1 > stack.shape[0]:
+                bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
+                bigger[:top] = stack[:top]
+                stack = bigger
+            if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
+                c = links_a[na, 0]
+                stack[top, 0] = c + 1
+                stack[top, 1] = nb
+                top += 1
+                if _overlap_in(nodes_a, c, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
+                    na = c
+                    continue
+            else:
+                c = links_b[nb, 0]
+                stack[top, 0] = na
+                stack[top, 1] = c + 1
+                top += 1
+                if _overlap_in(nodes_a, na, nodes_b, c, _b_frame(nodes_b, c, r, t)):
+                    nb = c
+                    continue
+        while top > 0:  # the next untested pair that overlaps
+            top -= 1
+            na = stack[top, 0]
+            nb = stack[top, 1]
+            if _overlap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
+                break
+        else:
+            return False
 
 
 @njit
@@ -122,57 +190,76 @@ def runs_for(k, threads):
     return max(1, min(threads, k // MIN_PAIRS_PER_THREAD))
 
 
+def chunks_for(k, runs):
+    """How many chunks the threads of a parallel batch of ``k`` pairs claim in turn:
+    ``CHUNKS_PER_THREAD`` per thread (fewer when the pairs are fewer)."""
+    return max(1, min(k, runs * CHUNKS_PER_THREAD))
+
+
 @njit
-def _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, i0, i1, out):
-    pairs_buf = np.empty((1, 2), np.int64)
-    segs_buf = np.empty((1, 2, 3))
+def _collide_run(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment, i0, i1, out, stack):
     for i in range(i0, i1):
-        out[i] = collide_pair_trees(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa[i], pb[i],
-                                    containment, pairs_buf, segs_buf)
+        r, t = _relative_t(pa[i], pb[i])
+        hit = _surfaces_meet(na, la, ta, nb, lb, tb, r, t, stack)
+        if not hit and containment and (ca or cb) and _overlap_in(na, 0, nb, 0, _b_frame(nb, 0, r, t)):
+            hit = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
+        out[i] = hit
 
 
 @njit
-def _collide_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, out):
-    _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, 0, pa.shape[0], out)
+def _collide_serial(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment, out):
+    _collide_run(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment, 0, pa.shape[0], out,
+                 np.empty((64, 2), np.int64))
 
 
 @njit(parallel=True)
-def _collide_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment, runs, out):
+def _collide_parallel(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment, runs, chunks, counter, out):
     k = pa.shape[0]
-    for r in prange(runs):
-        _collide_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, containment,
-                     r * k // runs, (r + 1) * k // runs, out)
+    for _ in prange(runs):  # each thread claims chunks until none is left
+        stack = np.empty((64, 2), np.int64)
+        while True:
+            c = claim(counter)
+            if c >= chunks:
+                break
+            _collide_run(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment,
+                         c * k // chunks, (c + 1) * k // chunks, out, stack)
 
 
 @njit
-def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, i0, i1,
-                  dist, points, tri_a, tri_b, inside):
-    """Distances (and, for ``within``, containment where the surfaces keep ``stop_below`` apart)."""
+def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment, i0, i1,
+                  dist, points, tri_a, tri_b, near):
+    """Distances; for ``within`` (``containment``), ``near``: closer than ``stop_below`` (in
+    squares), touching, or one closed mesh inside the other (as :func:`obbcollide.within`).
+    ``near2`` is the search's bound (:func:`obbcollide.mesh_distance.within_bound2`)."""
     for i in range(i0, i1):
-        _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i])
-        d = np.sqrt(d2)
-        dist[i] = d
+        _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i], near2)
+        dist[i] = np.sqrt(d2)
         tri_a[i] = ia[bi]
         tri_b[i] = ib[bj]
-        inside[i] = False
-        if containment and not (d < stop_below or d == 0.0) and (ca or cb):
-            inside[i] = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
+        hit = d2 < stop_below * stop_below or d2 == 0.0
+        if containment and not hit and (ca or cb):
+            hit = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
+        near[i] = hit
 
 
 @njit
-def _distance_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment,
-                     dist, points, tri_a, tri_b, inside):
-    _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, 0,
-                  pa.shape[0], dist, points, tri_a, tri_b, inside)
+def _distance_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
+                     dist, points, tri_a, tri_b, near):
+    _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment, 0,
+                  pa.shape[0], dist, points, tri_a, tri_b, near)
 
 
 @njit(parallel=True)
-def _distance_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment, runs,
-                       dist, points, tri_a, tri_b, inside):
+def _distance_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
+                       runs, chunks, counter, dist, points, tri_a, tri_b, near):
     k = pa.shape[0]
-    for r in prange(runs):
-        _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, containment,
-                      r * k // runs, (r + 1) * k // runs, dist, points, tri_a, tri_b, inside)
+    for _ in prange(runs):  # each thread claims chunks until none is left
+        while True:
+            c = claim(counter)
+            if c >= chunks:
+                break
+            _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
+                          c * k // chunks, (c + 1) * k // chunks, dist, points, tri_a, tri_b, near)
 
 
 # ---------------------------------------------------------------------------
@@ -237,9 +324,11 @@ def _pose_pairs(pose_a, pose_b):
     return pa, pb, lead
 
 
-def _tree_args(tree):
-    return (tree.nodes, tree.links, tree.triangles, tree.tri_index, tree.closed,
-            np.ascontiguousarray(tree.vertices[tree.component_vertices]))
+def _tree_args(tree, with_index=True):
+    pts = np.ascontiguousarray(tree.vertices[tree.component_vertices])
+    if not with_index:
+        return tree.nodes, tree.links, tree.triangles, tree.closed, pts
+    return tree.nodes, tree.links, tree.triangles, tree.tri_index, tree.closed, pts
 
 
 def _threads(threads):
@@ -299,9 +388,9 @@ def collide(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLi
     pa, pb, lead = _pose_pairs(pose_a, pose_b)
     out = np.zeros(len(pa), dtype=np.bool_)
     runs = runs_for(len(pa), _threads(threads))
-    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, bool(containment))
+    args = _tree_args(ta, False) + _tree_args(tb, False) + (pa, pb, bool(containment))
     if runs > 1:
-        _collide_parallel(*args, runs, out)
+        _collide_parallel(*args, runs, chunks_for(len(pa), runs), new_counter(), out)
     elif len(pa):
         _collide_serial(*args, out)
     return _shaped(out, lead)
@@ -328,7 +417,7 @@ class DistanceBatch:
     triangle_b: np.ndarray
 
 
-def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, containment, threads):
+def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, near2, containment, threads):
     ta = _tree(tree_a, "tree_a")
     tb = _tree(tree_b, "tree_b")
     pa, pb, lead = _pose_pairs(pose_a, pose_b)
@@ -337,14 +426,14 @@ def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, containment, threads)
     points = np.zeros((n, 2, 3))
     tri_a = np.zeros(n, dtype=np.int64)
     tri_b = np.zeros(n, dtype=np.int64)
-    inside = np.zeros(n, dtype=np.bool_)
+    near = np.zeros(n, dtype=np.bool_)
     runs = runs_for(n, _threads(threads))
-    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, stop_below, containment)
+    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, stop_below, near2, containment)
     if runs > 1:
-        _distance_parallel(*args, runs, dist, points, tri_a, tri_b, inside)
+        _distance_parallel(*args, runs, chunks_for(n, runs), new_counter(), dist, points, tri_a, tri_b, near)
     elif n:
-        _distance_serial(*args, dist, points, tri_a, tri_b, inside)
-    return dist, points, tri_a, tri_b, inside, lead
+        _distance_serial(*args, dist, points, tri_a, tri_b, near)
+    return dist, points, tri_a, tri_b, near, lead
 
 
 def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike,
@@ -367,7 +456,7 @@ def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayL
     DistanceBatch
         Arrays of the broadcast leading shape (scalars and ``(3,)`` points for two single poses).
     """
-    dist, points, tri_a, tri_b, _, lead = _distances(tree_a, pose_a, tree_b, pose_b, 0.0, False, threads)
+    dist, points, tri_a, tri_b, _, lead = _distances(tree_a, pose_a, tree_b, pose_b, 0.0, np.inf, False, threads)
     return DistanceBatch(_shaped(dist, lead), _shaped(points[:, 0], lead), _shaped(points[:, 1], lead),
                          _shaped(tri_a, lead), _shaped(tri_b, lead))
 
@@ -399,5 +488,5 @@ def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLik
         raise ValueError(f"tolerance: expected a number, got {tolerance!r}") from None
     if not np.isfinite(tol) or tol < 0.0:
         raise ValueError("tolerance: must be a finite number >= 0")
-    dist, _, _, _, inside, lead = _distances(tree_a, pose_a, tree_b, pose_b, tol, True, threads)
-    return _shaped((dist < tol) | (dist == 0.0) | inside, lead)
+    _, _, _, _, near, lead = _distances(tree_a, pose_a, tree_b, pose_b, tol, within_bound2(tol), True, threads)
+    return _shaped(near, lead)

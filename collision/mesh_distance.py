@@ -260,7 +260,7 @@ class DistanceResult:
     tri_tests: int
 
 
-def _distance(tree_a, pose_a, tree_b, pose_b, stop_below):
+def _distance(tree_a, pose_a, tree_b, pose_b, stop_below, bound2=math.inf):
     if type(tree_a) is not OBBTree:
         _tree(tree_a, "tree_a")
     if type(tree_b) is not OBBTree:
@@ -268,11 +268,11 @@ def _distance(tree_a, pose_a, tree_b, pose_b, stop_below):
     pa = _query_pose(pose_a, "pose_a")
     pb = _query_pose(pose_b, "pose_b")
     out = np.empty((2, 3))
-    status, d2, i, j, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb, stop_below, out)
+    status, d2, i, j, nbox, ntri = distance_kernel(*tree_a.arrays, *tree_b.arrays, pa, pb, stop_below, out, bound2)
     if status:
         _raise_pose(status)
     return DistanceResult(math.sqrt(d2), out[0], out[1], int(tree_a.tri_index[i]),
-                          int(tree_b.tri_index[j]), nbox, ntri), pa, pb
+                          int(tree_b.tri_index[j]), nbox, ntri), pa, pb, d2
 
 
 def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike) -> DistanceResult:
@@ -299,14 +299,26 @@ def distance(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayL
     return _distance(tree_a, pose_a, tree_b, pose_b, 0.0)[0]
 
 
+def within_bound2(tol):
+    """The squared bound of a ``within`` search at tolerance ``tol``: ``tol**2``, or infinity
+    for ``tol == 0`` (where only a distance of exactly 0 counts, so nothing can be pruned) and
+    for a ``tol`` whose square underflows."""
+    b = tol * tol
+    return b if b > 0.0 else math.inf
+
+
 def within(tree_a: OBBTree, pose_a: ArrayLike, tree_b: OBBTree, pose_b: ArrayLike, tolerance: float) -> bool:
     """True when the two meshes come closer than ``tolerance`` (or overlap).
 
-    Stops at the first triangle pair closer than ``tolerance``. A closed mesh
-    lying entirely inside the other counts as overlapping.
+    Searches only node pairs whose boxes come closer than ``tolerance`` (the
+    traversal's bound starts at ``tolerance**2``, so separated meshes are
+    rejected near the roots) and stops at the first triangle pair closer than
+    it (squared distance below ``tolerance**2``). A closed mesh lying entirely
+    inside the other counts as overlapping.
     """
     tol = as_number(tolerance, "tolerance", low=0.0, high=MAX_COORD)
-    res, pa, pb = _distance(tree_a, pose_a, tree_b, pose_b, tol)
-    if res.distance < tol or res.distance == 0.0:  # touching counts at tolerance 0
+    near2 = within_bound2(tol)
+    _, pa, pb, d2 = _distance(tree_a, pose_a, tree_b, pose_b, tol, near2)
+    if d2 < tol * tol or d2 == 0.0:  # touching counts at tolerance 0
         return True
     return (tree_a.closed or tree_b.closed) and _containment(tree_a, pa, tree_b, pb) is not None
