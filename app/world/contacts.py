@@ -36,6 +36,14 @@ plane of coplanar triangles (sub-key: the group's smallest face index).
 Sleeping: a pair of bodies that both rest (static, or dynamic and asleep)
 keeps its manifolds as they are, unchanged and not aged.
 
+Pairs apart: the store keeps only manifolds with points, so the separating
+feature (face or edge pair) of each hull piece pair that was apart is kept
+beside it (:func:`_separated_rows`) and tried first at the next step, as a
+touching pair's last feature is (:class:`collision.manifold.SatCache`): a pair
+that stays apart costs one feature test. Only the work changes: a feature that
+no longer separates leads to the full search, whose result does not depend on
+the cache.
+
 Events: a body pair *begins* touching on the first step one of its pieces'
 manifolds has a point at zero gap or deeper, *persists* on every following
 step, and *ends* on the first step without one (or when a body is removed).
