@@ -211,6 +211,16 @@ def _face_query(normals, offsets, f, verts):
 
 
 @njit
+def _face_query_one(n, offset, verts):
+    """:func:`_face_query` of one plane given as values, normal ``n (3,)`` and ``offset`` (the
+    same arithmetic)."""
+    lo = np.inf
+    for i in range(verts.shape[0]):
+        lo = min(lo, v.dot(n, v.row(verts, i)))
+    return lo - offset
+
+
+@njit
 def _face_query_soa(normals, offsets, f, xyz, m, tmp):
     """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``.
 
@@ -525,11 +535,47 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     tt = (pose_a[0, 0] * dt[0] + pose_a[1, 0] * dt[1] + pose_a[2, 0] * dt[2],
           pose_a[0, 1] * dt[0] + pose_a[1, 1] * dt[1] + pose_a[2, 1] * dt[2],
           pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
+    tests = 0
+    # Frame-to-frame coherence: the feature that mattered last time first, before B is moved into
+    # A's frame (a pair that stays apart costs one feature test): each value is computed by the
+    # same expressions as the full search below, so it is the value that search would find.
+    ck, ci, cj = cache[0], cache[1], cache[2]
+    zero = (0.0, 0.0, 0.0)
+    if ck == _FACE_A and 0 <= ci < na.shape[0]:
+        n = v.row(na, ci)
+        lo = np.inf
+        for i in range(vb.shape[0]):
+            lo = min(lo, v.dot(n, v.add(_to_world(rot, zero, v.row(vb, i)), tt)))
+        sep = lo - da[ci]
+        tests += 1
+        if sep > margin:
+            return 0, _NONE, 0, tests, -sep
+    elif ck == _FACE_B and 0 <= cj < nb.shape[0]:
+        n = _to_world(rot, zero, v.row(nb, cj))
+        sep = _face_query_one(n, db[cj] + v.dot(n, tt), va)
+        tests += 1
+        if sep > margin:
+            return 0, _NONE, 0, tests, -sep
+    elif ck == _EDGE and 0 <= ci < eva.shape[0] and 0 <= cj < evb.shape[0]:
+        a = v.row(na, efa[ci, 0])
+        b = v.row(na, efa[ci, 1])
+        c = v.scale(_to_world(rot, zero, v.row(nb, efb[cj, 0])), -1.0)
+        d = v.scale(_to_world(rot, zero, v.row(nb, efb[cj, 1])), -1.0)
+        if _is_minkowski_face(a, b, c, d):
+            moved = work[1]  # only the edge's two vertices are read
+            for e in range(2):
+                w = evb[cj, e]
+                v.store(moved, w, v.add(_to_world(rot, zero, v.row(vb, w)), tt))
+            sep, _ = _edge_query(va, eva, ci, a, b, moved, evb, cj)
+            tests += 1
+            if sep > margin:
+                return 0, _NONE, 0, tests, -sep
+
     vb_a = work[1][:vb.shape[0]]
     # the vertices also as coordinate rows, for the face queries (_face_query_soa)
     xyz_b, xyz_a, tmp = work[18], work[19], work[20]
     for i in range(vb.shape[0]):
-        p = v.add(_to_world(rot, (0.0, 0.0, 0.0), v.row(vb, i)), tt)
+        p = v.add(_to_world(rot, zero, v.row(vb, i)), tt)
         v.store(vb_a, i, p)
         xyz_b[0, i], xyz_b[1, i], xyz_b[2, i] = p
     for i in range(va.shape[0]):
@@ -537,33 +583,9 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     nb_a = work[2][:nb.shape[0]]
     db_a = work[3][:nb.shape[0]]
     for f in range(nb.shape[0]):
-        n = _to_world(rot, (0.0, 0.0, 0.0), v.row(nb, f))
+        n = _to_world(rot, zero, v.row(nb, f))
         v.store(nb_a, f, n)
         db_a[f] = db[f] + v.dot(n, tt)
-
-    tests = 0
-    # Frame-to-frame coherence: the feature that mattered last time first.
-    ck, ci, cj = cache[0], cache[1], cache[2]
-    if ck == _FACE_A and 0 <= ci < na.shape[0]:
-        sep = _face_query(na, da, ci, vb_a)
-        tests += 1
-        if sep > margin:
-            return 0, _NONE, 0, tests, -sep
-    elif ck == _FACE_B and 0 <= cj < nb.shape[0]:
-        sep = _face_query(nb_a, db_a, cj, va)
-        tests += 1
-        if sep > margin:
-            return 0, _NONE, 0, tests, -sep
-    elif ck == _EDGE and 0 <= ci < eva.shape[0] and 0 <= cj < evb.shape[0]:
-        a = v.row(na, efa[ci, 0])
-        b = v.row(na, efa[ci, 1])
-        c = v.scale(v.row(nb_a, efb[cj, 0]), -1.0)
-        d = v.scale(v.row(nb_a, efb[cj, 1]), -1.0)
-        if _is_minkowski_face(a, b, c, d):
-            sep, _ = _edge_query(va, eva, ci, a, b, vb_a, evb, cj)
-            tests += 1
-            if sep > margin:
-                return 0, _NONE, 0, tests, -sep
 
     # Face axes of A, then of B; stop at the first one that separates.
     fa_sep, fa = -np.inf, -1

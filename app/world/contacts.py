@@ -36,6 +36,14 @@ plane of coplanar triangles (sub-key: the group's smallest face index).
 Sleeping: a pair of bodies that both rest (static, or dynamic and asleep)
 keeps its manifolds as they are, unchanged and not aged.
 
+Pairs apart: the store keeps only manifolds with points, so the separating
+feature (face or edge pair) of each hull piece pair that was apart is kept
+beside it (:func:`_separated_rows`) and tried first at the next step, as a
+touching pair's last feature is (:class:`collision.manifold.SatCache`): a pair
+that stays apart costs one feature test. Only the work changes: a feature that
+no longer separates leads to the full search, whose result does not depend on
+the cache.
+
 Events: a body pair *begins* touching on the first step one of its pieces'
 manifolds has a point at zero gap or deeper, *persists* on every following
 step, and *ends* on the first step without one (or when a body is removed).
@@ -75,6 +83,9 @@ def _kind_index(name):
         _KIND_NAMES.append(name)
     return _KIND_NAMES.index(name)
 
+
+# No hull piece pairs apart (ContactManager._apart: keys and SAT caches, see _separated_rows).
+_NO_APART = np.zeros((0, 8), np.int64)
 
 # Shape kinds, for choosing the batch a piece pair goes to.
 _HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
@@ -256,16 +267,37 @@ def _route(ra, rb, active, sweep, margin, n, start, kind, center, axes, half, po
 
 
 @njit(cache=True)
-def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old):
+def _separated_rows(words, k):
+    """``(s, 8)`` int64: key (5 words) and SAT cache (3) of each row of ``words[:k]`` without points
+    whose cache names a feature (a hull pair that was apart), in the rows' (key) order."""
+    s = 0
+    for i in range(k):
+        if words[i, _W_COUNT] == 0 and words[i, _W_SAT] >= 0:
+            s += 1
+    out = np.empty((s, 8), np.int64)
+    s = 0
+    for i in range(k):
+        if words[i, _W_COUNT] == 0 and words[i, _W_SAT] >= 0:
+            for c in range(5):
+                out[s, c] = words[i, c]
+            for c in range(3):
+                out[s, 5 + c] = words[i, _W_SAT + c]
+            s += 1
+    return out
+
+
+@njit(cache=True)
+def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old, apart):
     """The hull batch's arguments for the piece pairs ``rows`` (in key order): hull ids and poses of
-    each side, margins, and the SAT cache of the old row of the same key (walked in key order; -1:
-    none)."""
+    each side, margins, and the SAT cache of last step for the same key: that of the old store row
+    (``old``, pairs with points), else that of the pair that was apart (``apart``, keys and caches
+    of :func:`_separated_rows`); both walked in key order, -1: none."""
     k = rows.shape[0]
     ia, ib = np.empty(k, np.int64), np.empty(k, np.int64)
     pa, pb = np.empty((k, 4, 4)), np.empty((k, 4, 4))
     mg = np.empty(k)
     caches = np.full((k, 3), -1, np.int64)
-    j = 0
+    j = s = 0
     for t in range(k):
         i = rows[t]
         ia[t], ib[t] = hull[ga[i]], hull[gb[i]]
@@ -277,6 +309,12 @@ def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old):
         if j < old.shape[0] and key_compare(old, j, words, i) == 0:
             for c in range(3):
                 caches[t, c] = old[j, _W_SAT + c]
+            continue
+        while s < apart.shape[0] and key_compare(apart, s, words, i) < 0:
+            s += 1
+        if s < apart.shape[0] and key_compare(apart, s, words, i) == 0:
+            for c in range(3):
+                caches[t, c] = apart[s, 5 + c]
     return ia, pa, ib, pb, mg, caches
 
 
@@ -382,6 +420,7 @@ class ContactManager:
         self.store = ContactStore()
         self._bodies = []
         self._caches = {}
+        self._apart = _NO_APART  # hull piece pairs apart last step: keys and SAT caches (_separated_rows)
         self._touch = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # body pairs as codes a n + b (ascending), points
         self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
         self._gone = []  # touching pairs whose body left the list (they end at the next update)
@@ -480,6 +519,8 @@ class ContactManager:
         if m:
             sweep = np.zeros(n) if sweep is None else np.ascontiguousarray(sweep, dtype=np.float64)
             k, extra = self._narrow(bodies, table, info, old, old_caches, ra, rb, active[:m], sweep, fresh)
+        # the store keeps only rows with points: a pair that was apart keeps its separating feature here
+        self._apart = _separated_rows(fresh.words, k) if k else _NO_APART
         fresh = ContactStore(data=fresh.data[:k])
         # (updated in place unless its rows were handed out as PersistentManifold views)
         new = next_store(old, kept, fresh, extra, self.match_tol, in_place=self._views is None)
@@ -517,7 +558,8 @@ class ContactManager:
                 extra = gjk if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
                                                                                                 gjk.data])))
             elif r == _R_HULL:
-                ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words)
+                ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words,
+                                                          self._apart)
                 batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
                 pack_rows(rows, batch, caches, None, False, fresh)
             elif r in (_R_HALF, _R_HALF_FLIP):
@@ -564,6 +606,7 @@ class ContactManager:
             self._touch = (codes[order], pts[order])
         self._gone = ends
         self._caches = {}
+        self._apart = _NO_APART  # (keys of the old body rows)
         self._bodies = list(bodies)
 
     def _find_events(self, n):

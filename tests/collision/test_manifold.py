@@ -533,6 +533,37 @@ def test_cache_on_an_edge_pair():
     assert m2.kind == "none" and m2.tests == 1
 
 
+def test_a_cached_feature_gives_the_full_search_value_bit_for_bit():
+    # The cached feature is tested before B is moved into A's frame, from values computed on the
+    # spot: its separation must be the very number the full search finds for that feature (a face
+    # of A, a face of B or an edge pair), and a cache that no longer separates must change nothing.
+    rng = np.random.default_rng(11)
+    kinds, checked = collections.Counter(), 0
+    for k in range(300):
+        a, pa, b, pb = random_posed_pair(rng, k)
+        pb[:3, 3] *= 2.0  # mostly apart
+        cache = SatCache()
+        full = collide_hull_hull(a, pa, b, pb, cache=cache)
+        if full.kind != "none" or cache.kind == "none":
+            continue
+        again = collide_hull_hull(a, pa, b, pb, cache=cache.data.copy())
+        assert again.kind == "none" and again.tests == 1
+        assert again.sat_depth == full.sat_depth  # the same number, not merely close
+        kinds[cache.kind] += 1
+        # the same cache on poses where the pair touches: the cached axis fails and the full search runs
+        near = pb.copy()
+        near[:3, 3] = pa[:3, 3] + 0.2 * (pb[:3, 3] - pa[:3, 3])
+        ref = collide_hull_hull(a, pa, b, near)
+        got = collide_hull_hull(a, pa, b, near, cache=cache.data.copy())
+        if ref.kind != "none":
+            checked += 1
+            assert got.kind == ref.kind and got.tests == ref.tests + 1 and got.sat_depth == ref.sat_depth
+            for name in ("normal", "points_a", "points_b", "depths", "ids"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+    assert kinds["face_a"] > 10 and kinds["face_b"] > 10 and kinds["edge_edge"] > 3, kinds
+    assert checked > 20
+
+
 @pytest.mark.parametrize("sides", [16, 32, 64])
 def test_a_cylinder_lying_on_a_plane_keeps_its_touching_points_at_both_ends(sides):
     # The points of a many-sided cylinder (radius 0.1, length 0.6, axis along z) lying on the
