@@ -25,7 +25,7 @@ import obbcollide as co
 from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
 from obbcollide.shapes import HalfSpace
 
-from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
+from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
 from .narrow_compare import NarrowPhaseChoice
