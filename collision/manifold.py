@@ -64,6 +64,13 @@ ABS_TOL = 1e-5
 
 # Clipped points closer than this (times the scale) are merged.
 MERGE_TOL = 1e-9
+# Hull pairs with at most this many edge pairs search them all (edge_pairs_brute) instead of
+# through the Gauss-map caps (edge_pairs_pruned): for small hulls the caps prune little and cost
+# more than they save. Measured on two resting boxes (12 edges each, 144 pairs, 18 evaluated): the
+# full search 2.7 us a pair against 4.5 us pruned (two loaded cores, one thread). Both evaluate the
+# same pairs and give the same overlap result (the same best pair, ties to the smallest (i, j)); of
+# a separated pair either may report another separating edge pair (each stops at its first).
+SMALL_EDGE_PAIRS = 144
 
 # Feature id layout (int64, never negative):
 #   bits 61-62  kind: 0 reference face on A, 1 reference face on B, 2 edge-edge
@@ -616,7 +623,7 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     # map of -B), found through the arcs' bounding caps (collision.gauss_map):
     # the same pairs, in another order, as the brute-force search.
     best = work[16]
-    if brute:
+    if brute or eva.shape[0] * evb.shape[0] <= SMALL_EDGE_PAIRS:
         et, found, _ = edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, work[4], best)
     else:
         et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, aob, gcb, gsb,

@@ -319,7 +319,10 @@ class BodyTable:
         n = len(bodies)
         self.motion = np.array([DYNAMIC if b.moves else STATIC if b.motion == "static" else KINEMATIC
                                 for b in bodies], dtype=np.int8).reshape(n)
-        self.motion[self.alias != np.arange(n)] = STATIC  # a second listing of a body is an inert copy
+        copies = self.alias != np.arange(n)
+        self.motion[copies] = STATIC  # a second listing of a body is an inert copy
+        self.aliased = bool(copies.any())  # (read every step: whether a body is listed twice)
+        self.kinematic_rows = np.flatnonzero(self.motion == KINEMATIC)  # (moved by World.integrate)
         self.unbounded = np.array([b.unbounded for b in bodies], dtype=bool).reshape(n)
         self.bounded_rows = np.flatnonzero(~self.unbounded)
         self.ground_rows = np.flatnonzero(self.unbounded)

@@ -23,7 +23,7 @@ import numpy as np
 from obbcollide._jit import njit
 from obbcollide.manifold import KIND_NAMES
 
-__all__ = ["ContactStore", "pack_rows", "next_store", "touch_events", "sort_store"]
+__all__ = ["ContactStore", "pack_rows", "next_store", "touch_events", "sort_store", "rows_array"]
 
 
 class ContactStore:
@@ -67,9 +67,26 @@ class ContactStore:
     DTYPE = np.dtype([(name, dtype, shape) for name, (shape, dtype) in _FIELDS.items()], align=True)
 
     def __init__(self, m=0, data=None, **arrays):
-        self.data = np.zeros(m, self.DTYPE) if data is None else data
+        self.data = rows_array(m, zero=True) if data is None else data
         for name, arr in arrays.items():
             self.data[name] = arr
+
+    @property
+    def data(self):
+        """The rows, a (m,) record array of :attr:`DTYPE`."""
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        self._data = value
+        self._cache = {}  # the views below, made once per array: a view of records costs microseconds
+
+    def _words_as(self, dtype):
+        d = self._data
+        w = self.DTYPE.itemsize // 8
+        if d.flags.c_contiguous:  # (numpy's view of a record array checks every field in Python first)
+            return np.ndarray((len(d), w), dtype, buffer=d)
+        return d.view(dtype).reshape(len(d), w)
 
     def __len__(self):
         return len(self.data)
@@ -77,7 +94,10 @@ class ContactStore:
     @property
     def words(self):
         """:attr:`data` as (m, w) int64 words (a view; the first five words of a row are its key)."""
-        return self.data.view(np.int64).reshape(len(self.data), self.DTYPE.itemsize // 8)
+        got = self._cache.get("words")
+        if got is None:
+            got = self._cache["words"] = self._words_as(np.int64)
+        return got
 
     def take(self, index):
         """A store of the rows ``index`` (an index array or a mask), copied."""
@@ -89,7 +109,10 @@ class ContactStore:
     @property
     def reals(self):
         """:attr:`data` as (m, w) float64 words (a view of the same memory as :attr:`words`)."""
-        return self.data.view(np.float64).reshape(len(self.data), self.DTYPE.itemsize // 8)
+        got = self._cache.get("reals")
+        if got is None:
+            got = self._cache["reals"] = self._words_as(np.float64)
+        return got
 
     @classmethod
     def from_batch(cls, batch, rows, keys, flip=False):
@@ -105,9 +128,20 @@ class ContactStore:
         return st
 
 
+def rows_array(m, zero=False):
+    """A (m,) record array of :attr:`ContactStore.DTYPE`, uninitialised (or zeroed): made over a byte
+    buffer, since numpy takes microseconds to allocate an array of a many-field record type itself."""
+    size = m * ContactStore.DTYPE.itemsize
+    buf = np.zeros(size, np.uint8) if zero else np.empty(size, np.uint8)
+    return np.ndarray((m,), ContactStore.DTYPE, buffer=buf)
+
+
 def _field(name):
     def get(self):
-        return self.data[name]
+        got = self._cache.get(name)
+        if got is None:
+            got = self._cache[name] = self._data[name]
+        return got
 
     def put(self, value):
         self.data[name] = value
@@ -383,7 +417,7 @@ def next_store(old, kept, fresh, extra, tol, in_place=True):
     if not len(fresh) and not len(extra) and kept.all():  # all at rest: nothing to join
         old.frozen[:] = True
         return old
-    out = ContactStore(data=np.empty(int(np.count_nonzero(kept)) + len(fresh) + len(extra), ContactStore.DTYPE))
+    out = ContactStore(data=rows_array(int(np.count_nonzero(kept)) + len(fresh) + len(extra)))
     k = _next_store_kernel(old.words, old.reals, kept, old.frozen, fresh.words, fresh.reals, extra.words, extra.reals,
                            float(tol) ** 2, bool(in_place), out.words, out.reals, out.frozen)
     if k < 0:

@@ -68,8 +68,8 @@ from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_sh
 from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 
 from .body import DYNAMIC, STATIC, box_world_bounds
-from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, sort_store,
-                            touch_events)
+from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, rows_array,
+                            sort_store, touch_events)
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
 
@@ -514,7 +514,7 @@ class ContactManager:
         kept = np.empty(len(old), np.bool_)
         m, cap = _classify(ra, rb, table.motion, table.state.sleeping, table.shape_count, old.keys, n, active, kept)
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
-        fresh, extra = ContactStore(data=np.empty(cap, ContactStore.DTYPE)), ContactStore()
+        fresh, extra = ContactStore(data=rows_array(cap)), ContactStore()
         k = 0
         if m:
             sweep = np.zeros(n) if sweep is None else np.ascontiguousarray(sweep, dtype=np.float64)

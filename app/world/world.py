@@ -25,7 +25,7 @@ import obbcollide as co
 from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
 from obbcollide.shapes import HalfSpace
 
-from .body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
+from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
 from .narrow_compare import NarrowPhaseChoice
@@ -95,6 +95,24 @@ def _reaching(lo, hi, rows, motion, g, n, level, out):
         if low <= level:
             out[k, 0], out[k, 1] = min(g, rows[i]), max(g, rows[i])
             k += 1
+    return k
+
+
+@njit(cache=True)
+def _ground_reaching(lo, hi, rows, motion, planes_row, planes, pose, margin, out):
+    """:func:`_reaching` for every half-space at once: ``planes_row[p]`` is the body row of half-space
+    ``p`` and ``planes[p]`` its local normal and offset ``(n, d)``; in the world its normal is
+    ``R n`` and its offset ``d + (R n) . t`` (the body's pose ``R, t``), and a moving body is paired
+    with it when its box reaches down to that offset plus ``margin``. ``out[:k]``: the pairs, plane
+    by plane (lower row first); returns ``k``."""
+    k = 0
+    n = np.empty(3)
+    for p in range(planes_row.shape[0]):
+        g = planes_row[p]
+        for a in range(3):
+            n[a] = pose[g, a, 0] * planes[p, 0] + pose[g, a, 1] * planes[p, 1] + pose[g, a, 2] * planes[p, 2]
+        level = (planes[p, 3] + (n[0] * pose[g, 0, 3] + n[1] * pose[g, 1, 3] + n[2] * pose[g, 2, 3])) + margin
+        k += _reaching(lo, hi, rows, motion, g, n, level, out[k:])
     return k
 
 
@@ -366,7 +384,7 @@ class World:
     def _integrate(self, t):
         self._fresh = False
         st = t.state
-        kin = np.flatnonzero(t.motion == KINEMATIC)  # kinematic, and dynamic bodies without mass
+        kin = t.kinematic_rows  # kinematic, and dynamic bodies without mass
         if not len(kin):
             return
         st.pose[kin, :3, 3] += st.velocity[kin] * self.dt
@@ -483,29 +501,37 @@ class World:
         its plane plus the contact margin: the lowest point of a box along the plane's normal
         ``n`` is ``n . c - |n| . h``."""
         t = self.table
-        ground = t.ground_rows
         bounded, lo, hi = self._boxes
-        if not len(ground) or not len(bounded):
+        if not len(t.ground_rows) or not len(bounded):
             return np.zeros((0, 2), np.int64)
-        out = []
-        for g in ground:
-            body = self.bodies[g]
-            pose = t.state.pose[g]
-            for shape in body.shapes:
-                if not isinstance(shape, HalfSpace):
-                    continue
-                n = pose[:3, :3] @ shape.normal
-                offset = shape.offset + float(n @ pose[:3, 3])
-                near = np.empty((len(bounded), 2), np.int64)
-                out.append(near[:_reaching(lo, hi, bounded, t.motion, g, n, offset + self.manager.margin, near)])
-        if not out:
+        rows, planes = self._ground_planes(t)
+        if not len(rows):
             return np.zeros((0, 2), np.int64)
-        if len(out) == 1:
-            return out[0]
-        pairs = np.concatenate(out)  # several half-spaces may pair with the same body
+        out = np.empty((len(bounded) * len(rows), 2), np.int64)
+        k = _ground_reaching(lo, hi, bounded, t.motion, rows, planes, t.state.pose, self.manager.margin, out)
+        if len(rows) == 1:
+            return out[:k]
+        pairs = out[:k]  # several half-spaces may pair with the same body
         n = len(self.bodies)
         code = np.unique(pairs[:, 0] * n + pairs[:, 1])
         return np.stack([code // n, code % n], axis=1)
+
+    def _ground_planes(self, t):
+        """The half-spaces of the unbounded bodies: ``(rows (p,) int64, planes (p, 4))``, each one's body
+        row and its local normal and offset; found again when the table changes."""
+        key = (id(t), t.version, len(t))
+        got = getattr(self, "_planes", None)
+        if got is not None and got[0] == key:
+            return got[1]
+        rows, planes = [], []
+        for g in t.ground_rows:
+            for shape in self.bodies[g].shapes:
+                if isinstance(shape, HalfSpace):
+                    rows.append(int(g))
+                    planes.append([*np.asarray(shape.normal, float), float(shape.offset)])
+        found = (np.array(rows, np.int64), np.array(planes, float).reshape(-1, 4))
+        self._planes = (key, found)
+        return found
 
     def collide(self):
         """Broad phase, then mid and narrow phases into persistent manifolds and events
@@ -525,7 +551,7 @@ class World:
         ground = self._ground_pairs()
         if len(ground):
             cand = np.concatenate([cand, ground])
-        if len(cand) and np.any(t.alias != np.arange(len(t))):  # a body listed twice: not with itself
+        if len(cand) and t.aliased:  # a body listed twice: not with itself
             cand = cand[t.alias[cand[:, 0]] != t.alias[cand[:, 1]]]
         if len(cand) > MAX_PAIRS:  # bounded narrow-phase work (see MAX_PAIRS)
             self.problems.append(f"{len(cand):,} candidate pairs, more than the {MAX_PAIRS:,} one step handles "

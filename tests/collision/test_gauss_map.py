@@ -216,3 +216,50 @@ def test_public_call_uses_pruned_search(hulls):
     (_, kind, cnt, tests, sep, normal, *_), _ = run(ha, pose(ra, 0 * d), hb, pose(rb, (x - 0.02) * d), 0.0, True)
     assert m.kind != "none" and len(m) == cnt and m.tests == tests and m.sat_depth == sep
     assert np.array_equal(m.normal, normal)
+
+
+def edge_searches(ha, pa, hb, pb, margin):
+    """``(pruned, brute)``: each search's ``(tests, found)`` and ``best`` (6,) for B in A's frame."""
+    rot = pa[:3, :3].T @ pb[:3, :3]
+    t = pa[:3, :3].T @ (pb[:3, 3] - pa[:3, 3])
+    vb_a = np.ascontiguousarray(hb.vertices @ rot.T + t)
+    nb_a = np.ascontiguousarray(hb.normals @ rot.T)
+    work = hull_work(max(len(ha.vertices), len(hb.vertices)), max(ha.n_faces, hb.n_faces),
+                     max(ha.n_edges, hb.n_edges))
+    best_p, best_b = np.empty(6), np.empty(6)
+    rp = gm.edge_pairs_pruned(ha.vertices, ha.normals, ha.edge_verts, ha.edge_faces, ha.arc_caps, ha.arc_order,
+                              ha.group_caps, ha.group_start, vb_a, nb_a, hb.edge_verts, hb.edge_faces,
+                              hb.arc_order, hb.group_caps, hb.group_start, np.ascontiguousarray(rot), margin,
+                              work[4], work[17], best_p)
+    rb = gm.edge_pairs_brute(ha.vertices, ha.normals, ha.edge_verts, ha.edge_faces, vb_a, nb_a,
+                             hb.edge_verts, hb.edge_faces, margin, work[4], best_b)
+    return (rp[:2], best_p), (rb[:2], best_b)
+
+
+def test_small_hulls_take_the_full_edge_search():
+    """Two boxes have 12 x 12 edge pairs, within SMALL_EDGE_PAIRS: the kernel searches them all
+    (the caps save nothing there). The pruned search, which larger hulls take, gives the same
+    overlap result on them (same tests, same best pair and separation), so the switch changes no
+    manifold; a separated pair is separated by both searches."""
+    from obbcollide.manifold import SMALL_EDGE_PAIRS
+
+    a, b = box(1.0, 0.5, 0.75), box(0.5, 0.5, 0.5)
+    assert a.n_edges * b.n_edges <= SMALL_EDGE_PAIRS < 50 * 50
+    rng = np.random.default_rng(13)
+    overlaps = separated = 0
+    for k in range(40):
+        rot = (Rotation.from_euler("y", rng.uniform(-0.2, 0.2)).as_matrix() if k % 2 else
+               Rotation.random(random_state=rng).as_matrix())
+        pb = pose(rot, [rng.uniform(-0.5, 0.5), rng.uniform(0.6, 1.8), rng.uniform(-0.5, 0.5)])
+        for ha, pa_, hb, pb_ in ((a, np.eye(4), b, pb), (b, pb, a, np.eye(4))):
+            (rp, best_p), (rb, best_b) = edge_searches(ha, pa_, hb, pb_, 0.01)
+            if rb[1]:  # a separating edge pair: the pruned search finds one too (maybe another)
+                assert rp[1] and best_p[0] > 0.01
+                separated += 1
+                continue
+            assert rp == rb and np.array_equal(best_p, best_b)
+            overlaps += 1
+        # the kernel (full search for boxes) and its brute twin agree, as for any hull
+        n = assert_same(a, np.eye(4), b, pb, 0.01)
+        overlaps += n
+    assert overlaps > 40 and separated > 0

@@ -502,3 +502,29 @@ def test_pairs_apart_carry_their_separating_feature_and_change_nothing(monkeypat
                 assert np.array_equal(getattr(sa, name)[r, :c], getattr(sb, name)[r, :c]), (step, name)
     assert carried > 100  # pairs apart were carried ...
     assert tests["carry"] < tests["forget"]  # ... and tested in fewer features
+
+
+def test_store_views_follow_its_rows():
+    """A ContactStore makes its word and field views once per row array: they are views of that
+    array (writes through them reach the rows and back), the same object on every read, and new
+    ones when the rows are replaced; the byte-buffer allocation gives the record type exactly."""
+    from app.world.contact_store import _W_COUNT, _W_NORMAL, ContactStore, rows_array
+
+    st = ContactStore(3)
+    assert st.data.dtype == ContactStore.DTYPE and st.data.shape == (3,)
+    assert not st.data.view(np.uint8).any()  # zeroed
+    assert st.words is st.words and st.keys is st.keys and st.reals is st.reals
+    st.keys[1] = (1, 2, 3, 4, 5)
+    assert st.words[1, :5].tolist() == [1, 2, 3, 4, 5] and st.data["keys"][1].tolist() == [1, 2, 3, 4, 5]
+    st.reals[2, _W_NORMAL] = 2.5
+    assert st.normal[2, 0] == 2.5 and st.data["normal"][2, 0] == 2.5
+    st.count = np.array([1, 2, 3])  # assigning a column copies into the rows
+    assert st.data["count"].tolist() == [1, 2, 3] and st.words[:, _W_COUNT].tolist() == [1, 2, 3]
+    old_words = st.words
+    st.data = rows_array(2, zero=True)
+    assert st.words is not old_words and st.words.shape == (2, ContactStore.DTYPE.itemsize // 8)
+    assert st.keys.shape == (2, 5) and not st.keys.any()
+    part = ContactStore(data=st.data[1:])  # a slice of the rows (as a step keeps its first k)
+    part.keys[0, 0] = 7
+    assert st.keys[1, 0] == 7 and part.words[0, 0] == 7
+    assert len(ContactStore()) == 0 and ContactStore().words.shape == (0, ContactStore.DTYPE.itemsize // 8)

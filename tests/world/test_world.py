@@ -521,3 +521,50 @@ def test_bounds_contains_every_body(world):
         blo, bhi = b.world_aabb()
         assert np.all(blo >= lo) and np.all(bhi <= hi)
     np.testing.assert_array_equal(World([]).bounds(), [[-1, -1, -1], [1, 1, 1]])
+
+
+def test_ground_pairs_match_the_plane_test_body_by_body():
+    """World._ground_pairs (one compiled call over every half-space) against the plane test written
+    out per half-space and body: a moving body pairs with a half-space when the lowest point of its
+    (swept) box along the world normal ``R n`` is at most the world offset ``d + (R n) . t`` plus
+    the margin; two half-spaces (one tilted and moved) give each pair once, static bodies none."""
+    from tests._bodies import box_body, ground_body
+
+    rng = np.random.default_rng(4)
+    g1 = ground_body(size=50.0)
+    g2 = ground_body(size=50.0, rot=random_rotation(rng), name="tilted")
+    g2.pose[:3, 3] = (0.3, -0.2, 0.5)
+    bodies = [g1]
+    for k in range(40):
+        pos = rng.uniform(-2.0, 2.0, 3)
+        motion = "static" if k % 7 == 0 else "dynamic"
+        bodies.append(box_body(f"b{k}", rng.uniform(0.1, 0.5, 3), pos, motion=motion, rot=random_rotation(rng)))
+        if k == 20:
+            bodies.append(g2)
+    w = World(bodies, exact=False)
+    w.sync()
+
+    def reference():
+        rows, lo, hi = w._boxes
+        want = set()
+        for g in (0, bodies.index(g2)):
+            pose = w.table.state.pose[g]
+            n = pose[:3, :3] @ np.array([0.0, 1.0, 0.0])
+            offset = 0.0 + float(n @ pose[:3, 3])
+            for i, r in enumerate(rows):
+                if w.table.motion[r] == 0:  # static
+                    continue
+                c, h = 0.5 * (lo[i] + hi[i]), 0.5 * (hi[i] - lo[i])
+                if n @ c - np.abs(n) @ h <= offset + w.manager.margin:
+                    want.add((min(g, int(r)), max(g, int(r))))
+        return want
+
+    for shift in ((0.3, -0.2, 0.5), (1.5, 0.7, -1.0)):  # the second call after the tilted plane moved
+        w.table.state.pose[bodies.index(g2), :3, 3] = shift
+        w._broad_pairs()
+        pairs = w._ground_pairs().tolist()
+        got = {tuple(p) for p in pairs}
+        assert len(got) == len(pairs)  # each pair once
+        want = reference()
+        assert got == want and 0 < len(want) < 2 * 34
+        assert any(bodies.index(g2) in p for p in want) and any(0 in p for p in want)
