@@ -20,7 +20,9 @@ Underneath are this library's OBB trees and queries, not FCL's:
   first colliding pair, trying every candidate's surfaces before any
   containment (:func:`_first_hit`); distances by a sweep over the
   boxes in x, each pair's exact distance (:func:`collision.mesh_query.distance_kernel`) computed only
-  when its boxes are nearer than the best so far, and searched only below it.
+  when its boxes are nearer than the best so far, and searched only below it;
+  a single query's distance is one best-first search over the node pairs of
+  every object at once (:func:`_min_distance_scene`).
 
 What differs from trimesh's manager, on purpose:
 
@@ -67,6 +69,7 @@ from numba import get_num_threads, prange
 from ._jit import njit
 from .batch import collide_pair_trees, contained_pair_trees, runs_for
 from .broad_phase import make_broad_phase
+from .mesh_distance import _BEST_FIRST_HEAP, _child_gaps, _heap_pop, _heap_push, _leaf_pair_distance
 from .mesh_query import _relative_t, boxes_gap2, collide_kernel, distance_kernel
 from .mesh_query import collide as collide_trees
 from .obb_tree import OBBTree
@@ -576,6 +579,193 @@ def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, 
     return best2, best_b, face_a, face_b
 
 
+# Packing of a node pair of the scene search: object (15 bits), A's node, B's node (24 bits each).
+_NODE_BITS = 24
+_NODE_MASK = (1 << _NODE_BITS) - 1
+_MAX_SCENE_OBJECTS = 1 << 15
+
+
+@njit
+def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, points):
+    """:func:`_min_distance_one` as one search over the node pairs of every object.
+
+    The traversal of :func:`collision.mesh_distance.distance_kernel` (best
+    first by squared box gap, then depth first once ``_BEST_FIRST_HEAP``
+    pairs wait) with node pairs of all objects in one heap: an object enters
+    when its world AABB's gap to A's (a lower bound of its distance, objects
+    taken in the order of these gaps) is below both the best distance so far
+    and the nearest waiting pair, with its root OBBs' gap as key. So the node
+    pairs of an object that turns out farther than another are expanded only
+    while they are nearer than anything else, never to the end of their own
+    search, as the loop over objects does (each object searched below the
+    best distance of the objects before it). The result is the same exact
+    minimum; among equally near pairs which one is reported depends on the
+    visiting order. A's node indices and B's must fit in 24 bits and the
+    objects in 15 (the caller checks).
+
+    Returns ``(dist2, b, face_a, face_b)`` as :func:`_min_distance_one`.
+    """
+    n = lo_b.shape[0]
+    gaps = np.empty(n)
+    for j in range(n):
+        g = 0.0
+        for ax in range(3):
+            d = max(lo_b[j, ax] - hi_a[0, ax], lo_a[0, ax] - hi_b[j, ax], 0.0)
+            g += d * d
+        gaps[j] = g
+    order = np.argsort(gaps)
+    nda, lka, tra, ia, _, _ = _view(ta, m)
+    rel = np.empty((n, 12))  # each entered object's (R, T) in A's frame, rows of R then T
+    best2 = np.inf
+    best_b = bi = bj = -1
+    x = y = (0.0, 0.0, 0.0)
+    keys = np.empty(_BEST_FIRST_HEAP + 64)
+    vals = np.empty(_BEST_FIRST_HEAP + 64, dtype=np.int64)
+    top = 0  # heap size
+    nxt = 0  # objects order[:nxt] have entered
+    have = False  # whether (o, na, nb, g) holds a pair to expand
+    o = na = nb = 0
+    g = 0.0
+    while True:
+        if have and g < best2:
+            ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+            r = ((rel[o, 0], rel[o, 1], rel[o, 2]), (rel[o, 3], rel[o, 4], rel[o, 5]),
+                 (rel[o, 6], rel[o, 7], rel[o, 8]))
+            t = (rel[o, 9], rel[o, 10], rel[o, 11])
+            if lka[na, 0] < 0 and lkb[nb, 0] < 0:
+                before = best2
+                best2, x, y, bi, bj = _leaf_pair_distance(tra, trb, lka, lkb, na, nb, r, t, best2, x, y, bi, bj)
+                if best2 < before:
+                    best_b = o
+                    if best2 == 0.0:
+                        top = 0
+                        break  # the surfaces meet: nothing is nearer
+            else:
+                n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
+                if top + 2 > keys.shape[0]:
+                    bigger_k = np.empty(2 * keys.shape[0])
+                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
+                    bigger_k[:top] = keys[:top]
+                    bigger_v[:top] = vals[:top]
+                    keys, vals = bigger_k, bigger_v
+                code = o << (2 * _NODE_BITS)
+                if g1 < best2:
+                    _heap_push(keys, vals, top, g1, code | (n1a << _NODE_BITS) | n1b)
+                    top += 1
+                if g0 < best2:
+                    if (top == 0 or g0 <= keys[0]) and (nxt == n or g0 <= gaps[order[nxt]]):
+                        na, nb, g = n0a, n0b, g0  # nearest of all: expand it now
+                        continue
+                    _heap_push(keys, vals, top, g0, code | (n0a << _NODE_BITS) | n0b)
+                    top += 1
+        have = False
+        # objects whose boxes come nearer than every waiting pair enter with their root pair
+        while nxt < n and gaps[order[nxt]] < best2 and (top == 0 or gaps[order[nxt]] < keys[0]):
+            j = order[nxt]
+            nxt += 1
+            r, t = _relative_t(pose, poses_b[j])
+            for i in range(3):
+                for k in range(3):
+                    rel[j, 3 * i + k] = r[i][k]
+                rel[j, 9 + i] = t[i]
+            g = boxes_gap2(nda, 0, _view(tb, mesh_b[j])[0], 0, r, t)
+            if g < best2:
+                if top + 1 > keys.shape[0]:
+                    bigger_k = np.empty(2 * keys.shape[0])
+                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
+                    bigger_k[:top] = keys[:top]
+                    bigger_v[:top] = vals[:top]
+                    keys, vals = bigger_k, bigger_v
+                _heap_push(keys, vals, top, g, j << (2 * _NODE_BITS))
+                top += 1
+        if top == 0 or keys[0] >= best2:
+            top = 0
+            break  # every waiting pair and every object still out is at least best apart
+        if top >= _BEST_FIRST_HEAP:
+            break  # the waiting pairs (and the objects still out) go on depth-first
+        code = vals[0]
+        g = keys[0]
+        _heap_pop(keys, vals, top)
+        top -= 1
+        o = code >> (2 * _NODE_BITS)
+        na = (code >> _NODE_BITS) & _NODE_MASK
+        nb = code & _NODE_MASK
+        have = True
+    if top > 0:
+        # Phase 2, depth-first: the objects still out enter with their root pairs, then nearest on top.
+        while nxt < n and gaps[order[nxt]] < best2:
+            j = order[nxt]
+            nxt += 1
+            r, t = _relative_t(pose, poses_b[j])
+            for i in range(3):
+                for k in range(3):
+                    rel[j, 3 * i + k] = r[i][k]
+                rel[j, 9 + i] = t[i]
+            g = boxes_gap2(nda, 0, _view(tb, mesh_b[j])[0], 0, r, t)
+            if g < best2:
+                if top + 1 > keys.shape[0]:
+                    bigger_k = np.empty(2 * keys.shape[0])
+                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
+                    bigger_k[:top] = keys[:top]
+                    bigger_v[:top] = vals[:top]
+                    keys, vals = bigger_k, bigger_v
+                keys[top] = g
+                vals[top] = j << (2 * _NODE_BITS)
+                top += 1
+        kept = 0
+        for k in range(top):
+            if keys[k] < best2:
+                keys[kept] = keys[k]
+                vals[kept] = vals[k]
+                kept += 1
+        top = kept
+        srt = np.argsort(keys[:top])[::-1]
+        stack_g = np.empty(max(64, 2 * top))
+        stack_c = np.empty(stack_g.shape[0], dtype=np.int64)
+        for k in range(top):
+            stack_g[k] = keys[srt[k]]
+            stack_c[k] = vals[srt[k]]
+        while top > 0 and best2 > 0.0:
+            top -= 1
+            code = stack_c[top]
+            g = stack_g[top]
+            o = code >> (2 * _NODE_BITS)
+            na = (code >> _NODE_BITS) & _NODE_MASK
+            nb = code & _NODE_MASK
+            if not g < best2:
+                continue
+            ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+            r = ((rel[o, 0], rel[o, 1], rel[o, 2]), (rel[o, 3], rel[o, 4], rel[o, 5]),
+                 (rel[o, 6], rel[o, 7], rel[o, 8]))
+            t = (rel[o, 9], rel[o, 10], rel[o, 11])
+            while g < best2:  # descend, nearer child first
+                if lka[na, 0] < 0 and lkb[nb, 0] < 0:
+                    before = best2
+                    best2, x, y, bi, bj = _leaf_pair_distance(tra, trb, lka, lkb, na, nb, r, t,
+                                                              best2, x, y, bi, bj)
+                    if best2 < before:
+                        best_b = o
+                    break
+                n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
+                if g1 < best2:  # the farther child waits
+                    if top >= stack_g.shape[0]:
+                        bigger_g = np.empty(2 * stack_g.shape[0])
+                        bigger_c = np.empty(2 * stack_g.shape[0], dtype=np.int64)
+                        bigger_g[:top] = stack_g[:top]
+                        bigger_c[:top] = stack_c[:top]
+                        stack_g, stack_c = bigger_g, bigger_c
+                    stack_g[top] = g1
+                    stack_c[top] = (o << (2 * _NODE_BITS)) | (n1a << _NODE_BITS) | n1b
+                    top += 1
+                na, nb, g = n0a, n0b, g0
+    if best_b < 0:
+        return best2, -1, -1, -1
+    for k in range(3):  # A's model frame to world
+        points[0, k] = pose[k, 0] * x[0] + pose[k, 1] * x[1] + pose[k, 2] * x[2] + pose[k, 3]
+        points[1, k] = pose[k, 0] * y[0] + pose[k, 1] * y[1] + pose[k, 2] * y[2] + pose[k, 3]
+    return best2, best_b, ia[bi], _view(tb, mesh_b[best_b])[3][bj]
+
+
 # ---------------------------------------------------------------------------
 # The manager
 # ---------------------------------------------------------------------------
@@ -952,7 +1142,12 @@ class CollisionManager:
         qlo, qhi = _world_boxes(q.table, np.zeros(1, np.int64), pose)
         lo, hi = self._boxes()
         pts = np.zeros((2, 3))
-        d2, b, fa, fb = _min_distance_one(q.table, 0, pose[0], qlo, qhi, table, mesh_ids, self._poses, lo, hi, pts)
+        if len(self._names) < _MAX_SCENE_OBJECTS and len(table[0]) <= _NODE_MASK and len(q.tree.nodes) <= _NODE_MASK:
+            d2, b, fa, fb = _min_distance_scene(q.table, 0, pose[0], qlo, qhi, table, mesh_ids, self._poses, lo, hi,
+                                                pts)
+        else:
+            d2, b, fa, fb = _min_distance_one(q.table, 0, pose[0], qlo, qhi, table, mesh_ids, self._poses, lo, hi,
+                                              pts)
         d = float(np.sqrt(d2))
         name = self._names[b]
         data = DistanceData((EXTERNAL, name), (fa, fb), (pts[0].copy(), pts[1].copy()), d)

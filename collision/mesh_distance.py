@@ -21,7 +21,7 @@ from .mesh_containment import _containment
 from .obb_tree import OBBTree
 from .tree_pair import (_a_frame, _apply, _b_frame, _descend_a, _frame_in_b, _gap2_in, _gap2_rel,
                         _query_pose, _raise_pose, _relative_t, _tree, _tri, boxes_gap2, pose_status)
-from .triangle import closest_pt_triangle_triangle_t, plane_gap2_t
+from .triangle import closest_pt_triangle_triangle_below_t, closest_pt_triangle_triangle_t, plane_gap2_t
 
 __all__ = ["DistanceResult", "distance", "within"]
 
@@ -73,7 +73,7 @@ def _leaf_pair_distance(tri_a, tri_b, links_a, links_b, na, nb, r, t, best2, x, 
             b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
             if plane_gap2_t(a0, a1, a2, b0, b1, b2) >= best2:
                 continue  # a plane of the pair keeps them at least best apart
-            p, q, d2 = closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+            p, q, d2 = closest_pt_triangle_triangle_below_t(a0, a1, a2, b0, b1, b2, best2)
             if d2 < best2:
                 best2, x, y, bi, bj = d2, p, q, i, j
     return best2, x, y, bi, bj

@@ -406,6 +406,84 @@ def closest_pt_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
     return ca, cb, best
 
 
+@njit(inline="always")
+def _corner_offsets(n, o, p0, p1, p2, reach):
+    """Signed offsets ``n . (p_k - o)`` of three points from the plane through ``o`` with normal ``n``
+    (times ``|n|``), the squared norm of ``n``, and the offsets' rounding margin (scaled alike)."""
+    nn = v.norm2(n)
+    d = (v.dot(n, v.sub(p0, o)), v.dot(n, v.sub(p1, o)), v.dot(n, v.sub(p2, o)))
+    reach = max(reach, v.norm2(v.sub(p0, o)), v.norm2(v.sub(p1, o)), v.norm2(v.sub(p2, o)))
+    return d, nn, PLANE_GAP_EPS * math.sqrt(nn * reach)
+
+
+@njit(inline="always")
+def _side_gap2(d0, d1, nn, margin):
+    """Lower bound of the squared distance to a plane of a segment (or, ``d0 == d1``, a point)
+    whose ends are at the offsets ``d0, d1`` (:func:`_corner_offsets`): 0 when it may cross it."""
+    if d0 > 0.0 and d1 > 0.0:
+        m = min(d0, d1) - margin
+    elif d0 < 0.0 and d1 < 0.0:
+        m = min(-d0, -d1) - margin
+    else:
+        return 0.0
+    if not (m > 0.0 and nn > 0.0):
+        return 0.0
+    return m * m / nn
+
+
+@njit
+def closest_pt_triangle_triangle_below_t(a0, a1, a2, b0, b1, b2, bound2):
+    """:func:`closest_pt_triangle_triangle_t` searched only below the squared distance ``bound2``.
+
+    The same RTCD 5.1.10 queries (six point-triangle, nine segment-segment),
+    each skipped when a lower bound of its distance already reaches the best
+    so far (``bound2`` to begin with): a point is at least its distance from
+    the other triangle's plane away from that triangle, and two edges at least
+    either edge's distance from the plane of the other's triangle (0 when the
+    edge crosses it). The offsets of the six corners from the two planes give
+    all fifteen bounds; they are shrunk by their rounding margin, so a skipped
+    query is never nearer than the bound by more than rounding. Returns
+    ``(c_a, c_b, dist2)`` as the unbounded form when the pair is nearer than
+    ``bound2``; otherwise ``dist2 == bound2`` and the points are meaningless.
+    Intersecting triangles give 0 as there.
+    """
+    if plane_gap2_t(a0, a1, a2, b0, b1, b2) <= 0.0 and test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+        p, _ = intersect_triangle_triangle_t(a0, a1, a2, b0, b1, b2)
+        return p, p, 0.0
+    reach_a = max(v.norm2(v.sub(a1, a0)), v.norm2(v.sub(a2, a0)))
+    reach_b = max(v.norm2(v.sub(b1, b0)), v.norm2(v.sub(b2, b0)))
+    sb, nna, ea = _corner_offsets(v.cross(v.sub(a1, a0), v.sub(a2, a0)), a0, b0, b1, b2, reach_a)  # B from A's plane
+    sa, nnb, eb = _corner_offsets(v.cross(v.sub(b1, b0), v.sub(b2, b0)), b0, a0, a1, a2, reach_b)  # A from B's plane
+    pa = (a0, a1, a2)
+    pb = (b0, b1, b2)
+    best = bound2
+    ca = cb = a0
+    for k in range(3):
+        if _side_gap2(sa[k], sa[k], nnb, eb) < best:
+            y = closest_pt_point_triangle_t(pa[k], b0, b1, b2)
+            d = v.norm2(v.sub(pa[k], y))
+            if d < best:
+                ca, cb, best = pa[k], y, d
+    for k in range(3):
+        if _side_gap2(sb[k], sb[k], nna, ea) < best:
+            x = closest_pt_point_triangle_t(pb[k], a0, a1, a2)
+            d = v.norm2(v.sub(pb[k], x))
+            if d < best:
+                ca, cb, best = x, pb[k], d
+    for i in range(3):
+        gi = _side_gap2(sa[i], sa[(i + 1) % 3], nnb, eb)
+        if gi >= best:
+            continue
+        for j in range(3):
+            if max(gi, _side_gap2(sb[j], sb[(j + 1) % 3], nna, ea)) >= best:
+                continue
+            x, y, _, _ = closest_pt_segment_segment_t(pa[i], pa[(i + 1) % 3], pb[j], pb[(j + 1) % 3])
+            d = v.norm2(v.sub(x, y))
+            if d < best:
+                ca, cb, best = x, y, d
+    return ca, cb, best
+
+
 @njit
 def _triangle_triangle_batch(a0, a1, a2, b0, b1, b2, c1, c2):
     for i in range(a0.shape[0]):

@@ -432,6 +432,86 @@ def test_min_distance_matches_trimesh_on_nonconvex_scenes():
 
 
 # ---------------------------------------------------------------------------
+# min_distance_single: one search over every object's node pairs
+# ---------------------------------------------------------------------------
+
+
+def _single_three_ways(ours, scene, qname, qpose, monkeypatch):
+    """The single query by the scene search, by the loop over objects (the fallback) and by brute force."""
+    got = ours.min_distance_single(mesh(qname), qpose, return_name=True, return_data=True)
+    with monkeypatch.context() as mp:
+        mp.setattr(manager_mod, "_MAX_SCENE_OBJECTS", 0)  # too many objects for the packed node pairs
+        loop = ours.min_distance_single(mesh(qname), qpose, return_name=True, return_data=True)
+    brute = sorted((obbcollide.distance(tree(qname), qpose, tree(m), p).distance, f"o{k}")
+                   for k, (m, p) in enumerate(scene))
+    return got, loop, brute
+
+
+def _check_single(got, loop, brute, scene, qname, qpose):
+    d, name, data = got
+    assert abs(d - loop[0]) < 1e-12 and abs(d - brute[0][0]) < 1e-12, (d, loop[0], brute[0][0])
+    unique = len(brute) < 2 or brute[1][0] - brute[0][0] > 1e-7
+    if unique:
+        assert name == loop[1] == brute[0][1]
+    assert abs(dict((n, x) for x, n in brute)[name] - d) < 1e-12  # the named object is that near
+    assert data.names == {manager_mod.EXTERNAL, name} and data.distance == d
+    objects = {f"o{k}": o for k, o in enumerate(scene)}
+    objects[manager_mod.EXTERNAL] = (qname, qpose)
+    pts = []
+    for nm in (manager_mod.EXTERNAL, name):
+        m, pose = objects[nm]
+        tri = np.asarray(mesh(m).vertices)[mesh(m).faces[data.index(nm)]] @ pose[:3, :3].T + pose[:3, 3]
+        p = data.point(nm)
+        assert np.linalg.norm(obbcollide.closest_pt_point_triangle(p, *tri) - p) < ON_SURFACE
+        pts.append(p)
+    assert abs(np.linalg.norm(pts[0] - pts[1]) - d) < 1e-9
+    return unique
+
+
+def test_min_distance_single_scene_search_equals_object_loop_and_brute_force(monkeypatch):
+    count = [0]
+
+    @settings(max_examples=40, **SETTINGS)
+    @given(scenes(min_size=1, max_size=8, spread=2.5), st.sampled_from(NAMES), poses(spread=2.5))
+    def run(scene, qname, qpose):
+        ours, _ = build(scene)
+        got, loop, brute = _single_three_ways(ours, scene, qname, qpose, monkeypatch)
+        count[0] += _check_single(got, loop, brute, scene, qname, qpose) and got[0] > 0.0
+
+    run()
+    assert count[0] > 20  # most cases had one nearest object, apart
+
+
+def test_min_distance_single_scene_search_many_objects_and_nested_surfaces(monkeypatch):
+    """Sixty objects (they enter the search one by one, nearest box first), and a sphere
+    inside concentric spheres: thousands of node pairs about equally near, beyond the
+    best-first heap, so the search goes on depth-first over pairs of several objects."""
+    rng = np.random.default_rng(5)
+    many = []
+    for k in range(60):
+        p = np.eye(4)
+        p[:3, :3] = quat_rotation(rng.normal(size=4))
+        p[:3, 3] = rng.uniform(-4.0, 4.0, 3)
+        many.append((("pebble", "box", "capsule", "gear")[k % 4], p))
+    nested = []
+    for k, r in enumerate((1.0, 1.15, 1.3)):
+        MAKERS.setdefault(f"big_sphere_{k}", lambda r=r: trimesh.creation.icosphere(3, radius=r))
+        p = np.eye(4)
+        p[:3, :3] = quat_rotation(rng.normal(size=4))
+        p[:3, 3] = 0.01 * k
+        nested.append((f"big_sphere_{k}", p))
+    for scene in (many, nested):
+        ours, _ = build(scene)
+        for i in range(6):
+            qpose = np.eye(4)
+            qpose[:3, :3] = quat_rotation(rng.normal(size=4))
+            qpose[:3, 3] = rng.uniform(-0.3, 0.3, 3) if scene is nested else rng.uniform(-4.0, 4.0, 3)
+            qname = "sphere" if scene is nested else ("torus_knot", "gear", "pebble")[i % 3]
+            got, loop, brute = _single_three_ways(ours, scene, qname, qpose, monkeypatch)
+            _check_single(got, loop, brute, scene, qname, qpose)
+
+
+# ---------------------------------------------------------------------------
 # Behaviour decided here (see collision/manager.py)
 # ---------------------------------------------------------------------------
 

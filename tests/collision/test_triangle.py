@@ -791,3 +791,35 @@ def test_hypothesis_segment_endpoints_on_both(a, b, shift):
         return
     d = _endpoint_distances(a[None], b[None], seg[None])[0]
     assert d < 1e-9, (a.tolist(), b.tolist(), seg.tolist(), d)
+
+
+# ---------------------------------------------------------------------------
+# The distance searched below a bound (the traversals' leaf test)
+# ---------------------------------------------------------------------------
+
+
+@HYP
+@given(a=tri_strategy, b=tri_strategy, shift=arrays(np.float64, (3,), elements=st.floats(-1.5, 1.5)),
+       scale=st.sampled_from([0.0, 0.3, 0.9, 0.999999, 1.000001, 1.1, 3.0, np.inf]))
+def test_hypothesis_distance_below_bound_equals_reference(a, b, shift, scale):
+    """Below the bound: the unbounded answer (and the numpy reference's distance); else the bound."""
+    from obbcollide.triangle import closest_pt_triangle_triangle_below_t, closest_pt_triangle_triangle_t
+    b = b * 0.5 + shift
+    ta, tb = tuple(map(tuple, a)), tuple(map(tuple, b))
+    x0, y0, d0 = closest_pt_triangle_triangle_t(*ta, *tb)
+    ref = float(tri_distance(a[None], b[None])[0][0]) ** 2
+    assert abs(d0 - ref) <= 1e-12 * max(1.0, ref)
+    bound = d0 * scale if np.isfinite(scale) else np.inf
+    x, y, d = closest_pt_triangle_triangle_below_t(*ta, *tb, bound)
+    if d0 < bound:
+        assert d == d0 or abs(d - d0) <= 1e-15 * max(1.0, d0)  # the same minimum (maybe another pair on a tie)
+        assert abs(np.sum((np.array(x) - np.array(y)) ** 2) - d) <= 1e-12
+        assert np.linalg.norm(_pt_on(a, np.array(x))) < 1e-9 and np.linalg.norm(_pt_on(b, np.array(y))) < 1e-9
+    else:
+        assert d == bound
+
+
+def _pt_on(t, p):
+    """Offset of ``p`` from its projection onto the triangle ``t`` (3, 3), by the numpy reference."""
+    q = pt_tri(p[None], t[None, 0], t[None, 1], t[None, 2])[0]
+    return p - q
