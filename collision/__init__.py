@@ -91,12 +91,14 @@ from .broad_phase import (BROAD_PHASES, BroadPhase, BruteForce, DynamicAABBTree,
 __all__ += ["BroadPhase", "BruteForce", "SweepAndPrune", "UniformGrid", "Octree", "DynamicAABBTree", "BROAD_PHASES",
             "make_broad_phase"]
 
+from .contact_match import match_contacts
+from .contact_reduce import reduce_contacts
 from .convex_mesh import collide_convex_trimesh
 from .epa import PenetrationResult, convex_penetration
 from .gjk import GjkResult, gjk_distance
 from .hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
 from .hull_data import HullData
-from .manifold import Manifold, SatCache, collide_hull_hull, match_contacts, reduce_contacts
+from .manifold import Manifold, SatCache, collide_hull_hull
 from .narrow_phase import PairCache, UnsupportedPair, collide_shapes
 from .shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, box_hull
 from .tree_box_query import triangles_near_box

@@ -17,7 +17,7 @@ triangle normal. Only a piece beside the triangle (nothing clipped) gets the
 single GJK / EPA point. Contacts whose normals agree within ``SMOOTH_COS``
 (a floor split in two, the bottom of a finely tessellated bowl) are merged
 into one manifold: the outline of their points, reduced to four
-(:func:`collision.manifold.reduce_contacts`). The per-triangle work is one
+(:func:`collision.contact_reduce.reduce_contacts`). The per-triangle work is one
 compiled kernel.
 
 The mesh is a surface: a triangle pushes the piece out on the side the piece
@@ -35,10 +35,11 @@ from numpy.typing import NDArray
 
 from . import _vec as v
 from ._jit import njit
+from .contact_reduce import _reduce, reduce_contacts
 from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
 from .hull_data import HullData
-from .manifold import Manifold, _reduce, reduce_contacts
+from .manifold import Manifold
 from ._validate import MAX_COORD, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .transform import checked_pose

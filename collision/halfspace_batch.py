@@ -28,7 +28,7 @@ import numpy as np
 from ._jit import njit
 from ._validate import as_array
 from .hull_batch import ManifoldBatch, batch_ids, batch_margins, batch_poses
-from .manifold import _reduce
+from .contact_reduce import _reduce
 from .transform import POSE_ERRORS, check_pose_kernel
 
 __all__ = ["CoreTable", "collide_halfspace_pairs"]
@@ -179,7 +179,7 @@ def collide_halfspace_pairs(table, shape_ids, poses, normals, offsets, margins, 
     ``table`` id ``shape_ids[i]`` at ``poses[i]``: each core point's depth
     ``offset - n . c + radius``, the points within ``margins[i]`` deepest
     first, ids the core point indices, reduced to four when more
-    (:func:`collision.manifold.reduce_contacts`), kind ``"face_a"``.
+    (:func:`collision.contact_reduce.reduce_contacts`), kind ``"face_a"``.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Contact manifolds between convex polyhedra: SAT, clipping, reduction, persistence.
+"""Contact manifolds between convex polyhedra: the SAT query, then face clipping.
 
 :func:`collide_hull_hull` finds the minimum-penetration (or largest-gap) axis of
 two posed convex hulls by the separating-axis test of D. Gregorius ("The
@@ -11,7 +11,7 @@ It then builds the contact patch:
 * face contact: the reference face is clipped against the incident face of the
   other hull (Sutherland-Hodgman, RTCD 8.3.4), points deeper than ``-margin``
   are kept and projected onto the reference face, and at most four are kept
-  (:func:`_reduce`);
+  (:mod:`collision.contact_reduce`);
 * edge contact: the closest points of the two edge segments (RTCD 5.1.9).
 
 Frame and sign (those of :mod:`collision.sat`): the normal is a world unit
@@ -22,13 +22,14 @@ and penetrating edge contacts; a speculative edge contact whose closest points
 are clamped to the segment ends also has a part across the normal). Internally everything runs in
 A's model frame with B's relative transform (parry's ``pos12``).
 
-:func:`match_contacts` carries contacts from one step to the next by their
-feature ids (then by distance), so a solver can keep accumulated impulses.
+The feature ids let :func:`collision.contact_match.match_contacts` carry
+contacts from one step to the next (then by distance), so a solver can keep
+accumulated impulses. ``reduce_contacts`` and ``match_contacts`` are
+re-exported here.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,8 +37,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from ._validate import MAX_COORD, as_array, as_indices, as_number
+from ._validate import MAX_COORD, as_number
 from .closest_pair import closest_pt_segment_segment_t
+from .contact_match import match_contacts  # noqa: F401 (re-exported)
+from .contact_reduce import _reduce_into, reduce_contacts  # noqa: F401 (reduce_contacts: re-exported)
 from .convex import ConvexPolyhedron
 from .gauss_map import PARALLEL_SINE, edge_pairs_brute, edge_pairs_pruned  # noqa: F401 (PARALLEL_SINE: re-exported)
 from .gauss_map import edge_query as _edge_query
@@ -251,106 +254,6 @@ def _face_query_soa(normals, offsets, f, xyz, m, tmp):
         lo0 = min(lo0, tmp[i])
         i += 1
     return min(min(lo0, lo1), min(lo2, lo3)) - offsets[f]
-
-
-@njit
-def _area(n, a, b, c):
-    """Signed area of triangle ``abc`` seen along ``n`` (times 2)."""
-    return v.dot(n, v.cross(v.sub(b, a), v.sub(c, a)))
-
-
-@njit
-def _reduce(n, pts, depth, cnt, tol2, keep):
-    """As :func:`_reduce_into`, with its own scratch."""
-    return _reduce_into(n, pts, depth, cnt, tol2, keep, np.empty(cnt, dtype=np.bool_))
-
-
-@njit
-def _reduce_into(n, pts, depth, cnt, tol2, keep, alive):
-    """Pick at most four of ``cnt`` patch points; returns how many, indices in ``keep``.
-
-    Near-coincident points (closer than ``sqrt(tol2)``) are merged first, the
-    deeper one kept. Up to four survivors are all kept. Otherwise: the deepest
-    point, the point farthest from it, the point making the largest triangle
-    with these two, and the point that adds the most area to that triangle
-    (the largest area it sweeps outside any triangle edge). The four span
-    (nearly) the largest quad with the deepest point as a corner; the idea is
-    Gregorius' "Robust contact creation" (GDC 2015) and Bullet's
-    ``reduceContacts``. When the deepest point touches, the other picks are
-    made among the touching points before the speculative ones (depth < 0).
-    """
-    alive[:cnt] = True
-    for i in range(cnt):
-        if not alive[i]:
-            continue
-        for j in range(i + 1, cnt):
-            if alive[j] and v.norm2(v.sub(v.row(pts, i), v.row(pts, j))) <= tol2:
-                if depth[j] > depth[i]:
-                    alive[i] = False
-                    break
-                alive[j] = False
-    m = 0
-    for i in range(cnt):
-        if alive[i]:
-            keep[m] = i
-            m += 1
-    if m <= 4:
-        # Deepest first.
-        for i in range(1, m):
-            if depth[keep[i]] > depth[keep[0]]:
-                keep[0], keep[i] = keep[i], keep[0]
-        return m
-    i0 = -1
-    for i in range(cnt):
-        if alive[i] and (i0 < 0 or depth[i] > depth[i0]):
-            i0 = i
-    # Touching points first: when the deepest point touches (depth >= 0), each of the other three
-    # picks is made among the touching points, and among the speculative ones (a gap, within the
-    # margin) only when no touching point is left to give that pick anything. Otherwise a hull
-    # lying along its curved side (a cylinder of many sides on the ground) had its far end's
-    # touching points traded for points a few millimetres up its side, which span a wider patch
-    # but hold nothing: the far end sank and the body rocked for ever.
-    tiered = depth[i0] >= 0.0
-    p0 = v.row(pts, i0)
-    i1, best = -1, -1.0
-    for tier in range(2):
-        for i in range(cnt):
-            if alive[i] and i != i0 and (tier == 1 or not tiered or depth[i] >= 0.0):
-                d = v.norm2(v.sub(v.row(pts, i), p0))
-                if d > best:
-                    i1, best = i, d
-        if i1 >= 0 or not tiered:
-            break
-    p1 = v.row(pts, i1)
-    i2, best = -1, 0.0
-    for tier in range(2):
-        for i in range(cnt):
-            if alive[i] and i != i0 and i != i1 and (tier == 1 or not tiered or depth[i] >= 0.0):
-                s = abs(_area(n, p0, p1, v.row(pts, i)))
-                if s > best:
-                    i2, best = i, s
-        if (i2 >= 0 and best > tol2) or not tiered:
-            break
-    keep[0], keep[1] = i0, i1
-    if i2 < 0 or best <= tol2:
-        return 2
-    p2 = v.row(pts, i2)
-    sgn = 1.0 if _area(n, p0, p1, p2) > 0.0 else -1.0
-    i3, best = -1, 0.0
-    for tier in range(2):
-        for i in range(cnt):
-            if alive[i] and i != i0 and i != i1 and i != i2 and (tier == 1 or not tiered or depth[i] >= 0.0):
-                q = v.row(pts, i)
-                g = max(-sgn * _area(n, p0, p1, q), max(-sgn * _area(n, p1, p2, q), -sgn * _area(n, p2, p0, q)))
-                if g > best:
-                    i3, best = i, g
-        if (i3 >= 0 and best > tol2) or not tiered:
-            break
-    keep[2] = i2
-    if i3 < 0 or best <= tol2:
-        return 3
-    keep[3] = i3
-    return 4
 
 
 @njit
@@ -753,100 +656,3 @@ def collide_hull_hull(hull_a: HullData | ConvexPolyhedron | ArrayLike, pose_a: A
         raise ValueError(f"{name}: {POSE_ERRORS[(st - 1) % 2 + 1]}")
     return Manifold(normal=normal, points_a=p_a[:cnt], points_b=p_b[:cnt], depths=dep[:cnt], ids=ids[:cnt],
                     kind=KIND_NAMES[kind], tests=int(tests), sat_depth=float(sat_depth))
-
-
-def reduce_contacts(points: ArrayLike, depths: ArrayLike, normal: ArrayLike, tol: float = 1e-9) -> NDArray[np.int64]:
-    """Indices of at most four of ``points`` that keep the contact patch (see :func:`_reduce`).
-
-    Parameters
-    ----------
-    points : (k, 3) float64
-    depths : (k,) float64
-    normal : (3,) float64
-        The patch's unit normal (areas are measured seen along it).
-    tol : float
-        Points closer than this are merged (the deeper kept).
-
-    Returns
-    -------
-    (m,) int64, m <= 4
-        Deepest first.
-    """
-    pts = np.ascontiguousarray(as_array(points, "points", (3,)).reshape(-1, 3))
-    dep = np.ascontiguousarray(as_array(depths, "depths").reshape(-1))
-    if len(dep) != len(pts):
-        raise ValueError(f"depths: {len(dep)} depths for {len(pts)} points")
-    nrm = as_array(normal, "normal", (3,))
-    if nrm.shape != (3,):
-        raise ValueError(f"normal: expected shape (3,), got {nrm.shape}")
-    tol = as_number(tol, "tol", low=0.0, high=MAX_COORD)
-    keep = np.empty(len(pts), np.int64)
-    m = _reduce(np.ascontiguousarray(nrm), pts, dep, len(pts), tol * tol, keep)
-    return keep[:m].copy()
-
-
-# ---------------------------------------------------------------------------
-# Persistence
-# ---------------------------------------------------------------------------
-
-
-@njit
-def _match_kernel(old_ids, old_pts, new_ids, new_pts, tol2, out):
-    used = np.zeros(old_ids.shape[0], dtype=np.bool_)
-    for i in range(new_ids.shape[0]):
-        out[i] = -1
-        for j in range(old_ids.shape[0]):
-            if not used[j] and old_ids[j] == new_ids[i]:
-                out[i] = j
-                used[j] = True
-                break
-    for i in range(new_ids.shape[0]):
-        if out[i] >= 0:
-            continue
-        best, bj = tol2, -1
-        for j in range(old_ids.shape[0]):
-            if not used[j]:
-                d = v.norm2(v.sub(v.row(new_pts, i), v.row(old_pts, j)))
-                if d <= best:
-                    best, bj = d, j
-        if bj >= 0:
-            out[i] = bj
-            used[bj] = True
-
-
-def match_contacts(old_ids: ArrayLike, old_points: ArrayLike, new_ids: ArrayLike, new_points: ArrayLike,
-                   tol: float) -> NDArray[np.int64]:
-    """Which old contact each new contact continues.
-
-    First by equal feature id, then (for those left) the nearest unclaimed old
-    point within ``tol``; each old contact is claimed at most once, in the
-    order of the new points (deepest first in a :class:`Manifold`). This is
-    Box2D's id matching (``b2UpdateContact``) with a distance fallback for
-    when the ids change (a reference-face switch).
-
-    Parameters
-    ----------
-    old_ids : (m,) int64
-    old_points : (m, 3) float64
-    new_ids : (k,) int64
-    new_points : (k, 3) float64
-    tol : float
-        Largest distance (>= 0) for a match by position.
-
-    Returns
-    -------
-    index : (k,) int64
-        Index into the old contacts, or -1 for a new contact.
-    """
-    oi = as_indices(old_ids, "old_ids").reshape(-1)
-    ni = as_indices(new_ids, "new_ids").reshape(-1)
-    op = np.ascontiguousarray(as_array(old_points, "old_points", (3,)).reshape(-1, 3))
-    nw = np.ascontiguousarray(as_array(new_points, "new_points", (3,)).reshape(-1, 3))
-    if len(op) != len(oi):
-        raise ValueError(f"old_points, old_ids: {len(op)} points for {len(oi)} ids")
-    if len(nw) != len(ni):
-        raise ValueError(f"new_points, new_ids: {len(nw)} points for {len(ni)} ids")
-    tol = as_number(tol, "tol", low=0.0, high=MAX_COORD)
-    out = np.empty(len(ni), dtype=np.int64)
-    _match_kernel(oi, op, ni, nw, tol * tol, out)
-    return out

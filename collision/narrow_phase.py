@@ -40,8 +40,9 @@ from numpy.typing import NDArray
 
 from .closest_pair import closest_pt_segment_segment_t
 from .closest_point import closest_pt_point_segment_t
+from .contact_reduce import reduce_contacts
 from .epa import convex_penetration
-from .manifold import Manifold, SatCache, collide_hull_hull, reduce_contacts
+from .manifold import Manifold, SatCache, collide_hull_hull
 from ._validate import MAX_COORD, as_number, check_type
 from .shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh
 from .transform import checked_pose

@@ -109,7 +109,7 @@ def area_along(points, n):
 
 
 def greedy_outcomes(pts, dep, n, tol, scale):
-    """Every result of the reduction documented at collision.manifold._reduce (deepest point, the
+    """Every result of the reduction documented at collision.contact_reduce._reduce (deepest point, the
     point farthest from it, the largest triangle with these two, the point adding the most area,
     each among the touching points first when the deepest touches), written again here, taking
     each branch whose score ties the best to within rounding.

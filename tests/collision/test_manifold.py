@@ -1,4 +1,4 @@
-"""collide_hull_hull, HullData and match_contacts against analytic answers and convex_convex_sat.
+"""collide_hull_hull and HullData against analytic answers and convex_convex_sat.
 
 References: hand-computed box configurations (corners, edge crossings, a
 clipped overhang computed by enumerating corner-in-polygon and edge-edge
@@ -24,7 +24,7 @@ from scipy.spatial.transform import Rotation
 from obbcollide import ConvexPolyhedron, convex_convex_sat
 from obbcollide.hull_data import HullData
 from obbcollide.manifold import (ABS_TOL, EDGE_REL_TOL, FACE_REL_TOL, SatCache, collide_hull_hull, match_contacts,
-                                reduce_contacts, unpack_feature_id)
+                                unpack_feature_id)
 
 TOL = 1e-9
 CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
@@ -453,49 +453,6 @@ def test_a_tiny_motion_keeps_the_ids(yaw, x, z, tilt, seed):
     assert np.abs(m0.points[idx] - m1.points).max() < 1e-3
 
 
-def test_match_contacts_by_id_then_by_distance():
-    old_ids = np.array([10, 11, 12, 13])
-    old_pts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0.0]])
-    new_ids = np.array([12, 99, 98, 10, 97])
-    new_pts = np.array([[5, 5, 5], [1.05, 0, 0], [1.0, 0.02, 0], [0, 0, 0.0], [3, 3, 3]])
-    idx = match_contacts(old_ids, old_pts, new_ids, new_pts, tol=0.1)
-    # 12 and 10 by id (wherever they are); 99 takes old 11 (nearest, 0.05 away);
-    # 98 is also near old 11 but it is claimed, and old 13 is too far; 97 is new.
-    np.testing.assert_array_equal(idx, [2, 1, -1, 0, -1])
-    assert match_contacts([], np.zeros((0, 3)), [1], [[0, 0, 0]], 1.0).tolist() == [-1]
-    with pytest.raises(ValueError, match="old_points"):
-        match_contacts([1, 2], [[0, 0, 0]], [1], [[0, 0, 0]], 1.0)
-    with pytest.raises(ValueError, match="tol"):
-        match_contacts([1], [[0, 0, 0]], [1], [[0, 0, 0]], -1.0)
-
-
-def test_match_contacts_against_brute_force():
-    rng = np.random.default_rng(9)
-    for _ in range(200):
-        m, k = rng.integers(0, 6, size=2)
-        oi, ni = rng.integers(0, 5, m), rng.integers(0, 5, k)
-        oi = np.unique(oi)
-        m = len(oi)
-        op, nw = rng.uniform(size=(m, 3)), rng.uniform(size=(k, 3))
-        got = match_contacts(oi, op, ni, nw, 0.4)
-        # Brute force: ids first (first unclaimed equal id), then greedy nearest in order.
-        want, used = [-1] * k, set()
-        for i in range(k):
-            for j in range(m):
-                if j not in used and oi[j] == ni[i]:
-                    want[i] = j
-                    used.add(j)
-                    break
-        for i in range(k):
-            if want[i] < 0:
-                cands = [(np.linalg.norm(nw[i] - op[j]), j) for j in range(m) if j not in used]
-                cands = [c for c in cands if c[0] <= 0.4]
-                if cands:
-                    want[i] = min(cands)[1]
-                    used.add(want[i])
-        assert got.tolist() == want
-
-
 def test_cache_makes_the_next_separated_call_one_test():
     rng = np.random.default_rng(4)
     a = ConvexPolyhedron.from_points(rng.normal(size=(40, 3)))
@@ -562,26 +519,3 @@ def test_a_cached_feature_gives_the_full_search_value_bit_for_bit():
                 np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
     assert kinds["face_a"] > 10 and kinds["face_b"] > 10 and kinds["edge_edge"] > 3, kinds
     assert checked > 20
-
-
-@pytest.mark.parametrize("sides", [16, 32, 64])
-def test_a_cylinder_lying_on_a_plane_keeps_its_touching_points_at_both_ends(sides):
-    # The points of a many-sided cylinder (radius 0.1, length 0.6, axis along z) lying on the
-    # plane y = 0, within a 1 cm margin: its lowest ring vertex touches at both ends (depth 0.5 mm),
-    # the others curve up its side (speculative, depth < 0). The patch must rest on the touching
-    # line: both ends' touching points kept, not traded for points up the side that span wider.
-    angles = 2 * np.pi * np.arange(sides) / sides - np.pi / 2  # the lowest vertex at angle -pi/2
-    ring = np.stack([0.1 * np.cos(angles), 0.1 + 0.1 * np.sin(angles) - 0.0005], axis=1)
-    near = ring[ring[:, 1] < 0.01]
-    points = np.concatenate([np.c_[near, np.full(len(near), z)] for z in (-0.3, 0.3)])
-    depths = -points[:, 1]
-    keep = reduce_contacts(points, depths, np.array([0.0, -1.0, 0.0]), tol=1e-6)
-    kept = points[keep]
-    touching = depths[keep] >= 0
-    assert touching[0]  # the deepest first
-    ends = {round(z, 6) for z in kept[touching][:, 2]}
-    assert ends == {-0.3, 0.3}, f"touching points kept at z = {sorted(ends)} only"
-    # and, with every point touching, the widest quad is still chosen (nothing else changes)
-    flat = np.array([[0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1], [0.5, 0, 0.5], [0.2, 0, 0.1]], float)
-    got = reduce_contacts(flat, np.full(6, 0.001), np.array([0.0, -1.0, 0.0]), tol=1e-6)
-    assert sorted(got) == [0, 1, 2, 3]
