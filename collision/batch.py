@@ -8,8 +8,8 @@ every call, on one core. Here the poses come as arrays, ``(4, 4)`` or
 (``(4, 4)`` with ``(n, 4, 4)``, ``(n, 4, 4)`` with ``(n, 4, 4)``,
 ``(n, 1, 4, 4)`` with ``(m, 4, 4)`` gives an ``(n, m)`` grid); they are
 checked once, in bulk, and one compiled loop runs the same traversals as the
-single queries (the yes / no walk of
-:func:`obbcollide.mesh_collide.first_contact_kernel` as :func:`_surfaces_meet`,
+single queries (the yes / no walk
+:func:`obbcollide.mesh_collide.first_contact_walk`,
 :func:`obbcollide.mesh_query.distance_kernel`), so every entry equals the
 single call's answer. The numba threads claim chunks of consecutive pairs in
 turn (:data:`CHUNKS_PER_THREAD`, :mod:`obbcollide._claim`), so that a thread
@@ -34,10 +34,9 @@ from numba import get_num_threads, prange
 from ._jit import njit
 from ._validate import as_array
 from ._claim import claim, new_counter
+from .mesh_collide import first_contact_walk
 from .mesh_distance import within_bound2
 from .mesh_query import _PARITY_DIRS, _relative_t, collide_kernel, distance_kernel, parity_kernel
-from .tree_pair import _apply, _b_frame, _descend_a, _overlap_in, _tri
-from .triangle import test_triangle_triangle_t
 from .obb_tree import OBBTree
 
 __all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "CHUNKS_PER_THREAD",
@@ -78,61 +77,6 @@ def _any_inside(nodes, links, tris, pts, r, t):
         if count % 2 == 1:
             return True
     return False
-
-
-@njit
-def _surfaces_meet(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, stack):
-    """Does a triangle of A meet one of B (B placed in A's model frame by ``r, t``)? The yes / no
-    walk of :func:`obbcollide.mesh_collide.first_contact_kernel` for trusted poses.
-
-    The same node pairs are box-tested (RTCD 4.4.1, RAPID's descent rule) and the same triangle
-    test decides, so the answer is the same; the differences are in cost only: the box tests are
-    inlined and the stack of untested pairs, ``stack (>= 2, 2)`` int64, is the caller's scratch
-    (one per run of pairs, not one per pair).
-    """
-    if not _overlap_in(nodes_a, 0, nodes_b, 0, _b_frame(nodes_b, 0, r, t)):
-        return False
-    top = 0
-    na = 0
-    nb = 0
-    while True:  # (na, nb) overlap
-        if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
-            for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
-                b0, b1, b2 = _tri(tri_b, j)
-                b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
-                for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
-                    a0, a1, a2 = _tri(tri_a, i)
-                    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
-                        return True
-        else:
-            if top + 1 > stack.shape[0]:
-                bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
-                bigger[:top] = stack[:top]
-                stack = bigger
-            if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
-                c = links_a[na, 0]
-                stack[top, 0] = c + 1
-                stack[top, 1] = nb
-                top += 1
-                if _overlap_in(nodes_a, c, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
-                    na = c
-                    continue
-            else:
-                c = links_b[nb, 0]
-                stack[top, 0] = na
-                stack[top, 1] = c + 1
-                top += 1
-                if _overlap_in(nodes_a, na, nodes_b, c, _b_frame(nodes_b, c, r, t)):
-                    nb = c
-                    continue
-        while top > 0:  # the next untested pair that overlaps
-            top -= 1
-            na = stack[top, 0]
-            nb = stack[top, 1]
-            if _overlap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
-                break
-        else:
-            return False
 
 
 @njit
@@ -200,8 +144,8 @@ def chunks_for(k, runs):
 def _collide_run(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containment, i0, i1, out, stack):
     for i in range(i0, i1):
         r, t = _relative_t(pa[i], pb[i])
-        hit = _surfaces_meet(na, la, ta, nb, lb, tb, r, t, stack)
-        if not hit and containment and (ca or cb) and _overlap_in(na, 0, nb, 0, _b_frame(nb, 0, r, t)):
+        hit, _, _, roots, _, _ = first_contact_walk(na, la, ta, nb, lb, tb, r, t, stack)
+        if not hit and containment and (ca or cb) and roots:
             hit = contained_pair_trees(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa[i], pb[i]) != 0
         out[i] = hit
 

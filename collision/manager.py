@@ -542,9 +542,9 @@ def _min_distance_sweep(ta, mesh_a, poses_a, lo_a, hi_a, tb, mesh_b, poses_b, lo
 
 
 @njit
-def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, points):
-    """:func:`_min_distance_sweep` for one object A against the objects of B: B's objects in the
-    order of their box gaps to A's box, stopping at the first whose gap reaches the best distance."""
+def _box_gaps(lo_a, hi_a, lo_b, hi_b):
+    """Squared gaps ``(n,)`` from A's world AABB ``lo_a, hi_a (1, 3)`` to each of B's
+    ``lo_b, hi_b (n, 3)`` (lower bounds of the distances), and the order ``(n,)`` that sorts them."""
     n = lo_b.shape[0]
     gaps = np.empty(n)
     for j in range(n):
@@ -553,7 +553,15 @@ def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, 
             d = max(lo_b[j, ax] - hi_a[0, ax], lo_a[0, ax] - hi_b[j, ax], 0.0)
             g += d * d
         gaps[j] = g
-    order = np.argsort(gaps)
+    return gaps, np.argsort(gaps)
+
+
+@njit
+def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, points):
+    """:func:`_min_distance_sweep` for one object A against the objects of B: B's objects in the
+    order of their box gaps to A's box, stopping at the first whose gap reaches the best distance."""
+    n = lo_b.shape[0]
+    gaps, order = _box_gaps(lo_a, hi_a, lo_b, hi_b)
     best2 = np.inf
     best_b = face_a = face_b = -1
     pts = np.empty((2, 3))
@@ -586,6 +594,38 @@ _MAX_SCENE_OBJECTS = 1 << 15
 
 
 @njit
+def _room(keys, vals, top, need):
+    """``keys (k,)`` float64 and ``vals (k,)`` int64 with room for ``top + need`` entries
+    (doubled and the first ``top`` copied when short)."""
+    if top + need <= keys.shape[0]:
+        return keys, vals
+    bigger_k = np.empty(2 * keys.shape[0] + need)
+    bigger_v = np.empty(bigger_k.shape[0], dtype=np.int64)
+    bigger_k[:top] = keys[:top]
+    bigger_v[:top] = vals[:top]
+    return bigger_k, bigger_v
+
+
+@njit
+def _enter(rel, j, pose, pose_b, nodes_a, nodes_b):
+    """Object ``j`` enters the scene search: its pose in A's frame stored in
+    ``rel[j]`` (rows of R, then T) and its root boxes' squared gap returned."""
+    r, t = _relative_t(pose, pose_b)
+    for i in range(3):
+        for k in range(3):
+            rel[j, 3 * i + k] = r[i][k]
+        rel[j, 9 + i] = t[i]
+    return boxes_gap2(nodes_a, 0, nodes_b, 0, r, t)
+
+
+@njit(inline="always")
+def _placed(rel, j):
+    """Object ``j``'s ``(R, T)`` in A's frame as tuples, from ``rel[j]`` (see :func:`_enter`)."""
+    return (((rel[j, 0], rel[j, 1], rel[j, 2]), (rel[j, 3], rel[j, 4], rel[j, 5]), (rel[j, 6], rel[j, 7], rel[j, 8])),
+            (rel[j, 9], rel[j, 10], rel[j, 11]))
+
+
+@njit
 def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, points):
     """:func:`_min_distance_one` as one search over the node pairs of every object.
 
@@ -606,14 +646,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
     Returns ``(dist2, b, face_a, face_b)`` as :func:`_min_distance_one`.
     """
     n = lo_b.shape[0]
-    gaps = np.empty(n)
-    for j in range(n):
-        g = 0.0
-        for ax in range(3):
-            d = max(lo_b[j, ax] - hi_a[0, ax], lo_a[0, ax] - hi_b[j, ax], 0.0)
-            g += d * d
-        gaps[j] = g
-    order = np.argsort(gaps)
+    gaps, order = _box_gaps(lo_a, hi_a, lo_b, hi_b)
     nda, lka, tra, ia, _, _ = _view(ta, m)
     rel = np.empty((n, 12))  # each entered object's (R, T) in A's frame, rows of R then T
     best2 = np.inf
@@ -629,9 +662,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
     while True:
         if have and g < best2:
             ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
-            r = ((rel[o, 0], rel[o, 1], rel[o, 2]), (rel[o, 3], rel[o, 4], rel[o, 5]),
-                 (rel[o, 6], rel[o, 7], rel[o, 8]))
-            t = (rel[o, 9], rel[o, 10], rel[o, 11])
+            r, t = _placed(rel, o)
             if lka[na, 0] < 0 and lkb[nb, 0] < 0:
                 before = best2
                 best2, x, y, bi, bj = _leaf_pair_distance(tra, trb, lka, lkb, na, nb, r, t, best2, x, y, bi, bj)
@@ -642,12 +673,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
                         break  # the surfaces meet: nothing is nearer
             else:
                 n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
-                if top + 2 > keys.shape[0]:
-                    bigger_k = np.empty(2 * keys.shape[0])
-                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
-                    bigger_k[:top] = keys[:top]
-                    bigger_v[:top] = vals[:top]
-                    keys, vals = bigger_k, bigger_v
+                keys, vals = _room(keys, vals, top, 2)
                 code = o << (2 * _NODE_BITS)
                 if g1 < best2:
                     _heap_push(keys, vals, top, g1, code | (n1a << _NODE_BITS) | n1b)
@@ -663,19 +689,9 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
         while nxt < n and gaps[order[nxt]] < best2 and (top == 0 or gaps[order[nxt]] < keys[0]):
             j = order[nxt]
             nxt += 1
-            r, t = _relative_t(pose, poses_b[j])
-            for i in range(3):
-                for k in range(3):
-                    rel[j, 3 * i + k] = r[i][k]
-                rel[j, 9 + i] = t[i]
-            g = boxes_gap2(nda, 0, _view(tb, mesh_b[j])[0], 0, r, t)
+            g = _enter(rel, j, pose, poses_b[j], nda, _view(tb, mesh_b[j])[0])
             if g < best2:
-                if top + 1 > keys.shape[0]:
-                    bigger_k = np.empty(2 * keys.shape[0])
-                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
-                    bigger_k[:top] = keys[:top]
-                    bigger_v[:top] = vals[:top]
-                    keys, vals = bigger_k, bigger_v
+                keys, vals = _room(keys, vals, top, 1)
                 _heap_push(keys, vals, top, g, j << (2 * _NODE_BITS))
                 top += 1
         if top == 0 or keys[0] >= best2:
@@ -696,19 +712,9 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
         while nxt < n and gaps[order[nxt]] < best2:
             j = order[nxt]
             nxt += 1
-            r, t = _relative_t(pose, poses_b[j])
-            for i in range(3):
-                for k in range(3):
-                    rel[j, 3 * i + k] = r[i][k]
-                rel[j, 9 + i] = t[i]
-            g = boxes_gap2(nda, 0, _view(tb, mesh_b[j])[0], 0, r, t)
+            g = _enter(rel, j, pose, poses_b[j], nda, _view(tb, mesh_b[j])[0])
             if g < best2:
-                if top + 1 > keys.shape[0]:
-                    bigger_k = np.empty(2 * keys.shape[0])
-                    bigger_v = np.empty(2 * keys.shape[0], dtype=np.int64)
-                    bigger_k[:top] = keys[:top]
-                    bigger_v[:top] = vals[:top]
-                    keys, vals = bigger_k, bigger_v
+                keys, vals = _room(keys, vals, top, 1)
                 keys[top] = g
                 vals[top] = j << (2 * _NODE_BITS)
                 top += 1
@@ -735,9 +741,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
             if not g < best2:
                 continue
             ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
-            r = ((rel[o, 0], rel[o, 1], rel[o, 2]), (rel[o, 3], rel[o, 4], rel[o, 5]),
-                 (rel[o, 6], rel[o, 7], rel[o, 8]))
-            t = (rel[o, 9], rel[o, 10], rel[o, 11])
+            r, t = _placed(rel, o)
             while g < best2:  # descend, nearer child first
                 if lka[na, 0] < 0 and lkb[nb, 0] < 0:
                     before = best2

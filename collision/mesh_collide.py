@@ -26,44 +26,51 @@ from .tree_pair import (_a_frame, _apply, _b_frame, _descend_a, _frame_in_b, _ov
                         _query_pose, _raise_pose, _relative_t, _tree, _tri, boxes_overlap, pose_status)
 from .triangle import intersect_triangle_triangle_t, test_triangle_triangle_t
 
-__all__ = ["CollideResult", "collide", "collide_trace"]
+__all__ = ["CollideResult", "collide", "collide_trace", "first_contact_walk"]
 
 
 @njit
-def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb):
-    """Do two posed trees have an intersecting triangle pair? The yes/no query.
+def first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, stack):
+    """Does a triangle of A meet one of B (B placed in A's model frame by ``r, t``)?
 
     The walk of :func:`collide_kernel`, stopping at the first intersecting
     pair, with one change: of the two child pairs of a step, the second waits
     on the stack untested and is box-tested only when taken from it, so a hit
-    under the first child saves its test. Takes only the arrays it needs (a
-    call's cost grows with its array arguments).
+    under the first child saves its test. At a leaf pair each triangle of B is
+    placed once, then tested against A's.
 
-    Returns ``(status, hit, box_tests, tri_tests, roots_overlap, i, j)`` with
-    ``i, j`` the leaf-order positions of the pair found (0 when none);
-    ``status`` is :func:`pose_status`.
+    Parameters
+    ----------
+    nodes_a, links_a, tri_a, nodes_b, links_b, tri_b : the trees' arrays
+        (:attr:`OBBTree.arrays`).
+    r, t : tuples
+        B's model frame in A's (:func:`collision.tree_pair._relative_t`).
+    stack : (>= 1, 2) int64
+        Scratch for the untested pairs (grown locally when too short), so
+        that a batch allocates it once.
+
+    Returns
+    -------
+    hit, box_tests, tri_tests, roots_overlap, i, j
+        ``i, j`` are the leaf-order positions of the pair found (0 when none).
     """
-    status = pose_status(pa, pb)
-    if status:
-        return status, False, 0, 0, False, 0, 0
-    r, t = _relative_t(pa, pb)
     if not boxes_overlap(nodes_a, 0, nodes_b, 0, r, t):
-        return 0, False, 1, 0, False, 0, 0
+        return False, 1, 0, False, 0, 0
     box_tests = 1
     tri_tests = 0
-    stack = np.empty((64, 2), dtype=np.int64)  # untested pairs
     top = 0
     na = 0
     nb = 0
     while True:  # (na, nb) overlap
         if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
-            for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
-                a0, a1, a2 = _tri(tri_a, i)
-                for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
-                    b0, b1, b2 = _tri(tri_b, j)
+            for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
+                b0, b1, b2 = _tri(tri_b, j)
+                b0, b1, b2 = _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)
+                for i in range(links_a[na, 1], links_a[na, 1] + links_a[na, 2]):
+                    a0, a1, a2 = _tri(tri_a, i)
                     tri_tests += 1
-                    if test_triangle_triangle_t(a0, a1, a2, _apply(r, t, b0), _apply(r, t, b1), _apply(r, t, b2)):
-                        return 0, True, box_tests, tri_tests, True, i, j
+                    if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
+                        return True, box_tests, tri_tests, True, i, j
         else:
             if top + 1 > stack.shape[0]:
                 bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
@@ -75,7 +82,7 @@ def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, p
                 stack[top, 0] = c + 1
                 stack[top, 1] = nb
                 top += 1
-                if boxes_overlap(nodes_a, c, nodes_b, nb, r, t):
+                if _overlap_in(nodes_a, c, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
                     na = c
                     continue
             else:
@@ -83,7 +90,7 @@ def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, p
                 stack[top, 0] = na
                 stack[top, 1] = c + 1
                 top += 1
-                if boxes_overlap(nodes_a, na, nodes_b, c, r, t):
+                if _overlap_in(nodes_a, na, nodes_b, c, _b_frame(nodes_b, c, r, t)):
                     nb = c
                     continue
         while top > 0:  # the next untested pair that overlaps
@@ -91,10 +98,29 @@ def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, p
             na = stack[top, 0]
             nb = stack[top, 1]
             box_tests += 1
-            if boxes_overlap(nodes_a, na, nodes_b, nb, r, t):
+            if _overlap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
                 break
         else:
-            return 0, False, box_tests, tri_tests, True, 0, 0
+            return False, box_tests, tri_tests, True, 0, 0
+
+
+@njit
+def first_contact_kernel(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, pa, pb):
+    """Do two posed trees have an intersecting triangle pair? The yes/no query:
+    the pose check, then :func:`first_contact_walk`. Takes only the arrays it
+    needs (a call's cost grows with its array arguments).
+
+    Returns ``(status, hit, box_tests, tri_tests, roots_overlap, i, j)`` with
+    ``i, j`` the leaf-order positions of the pair found (0 when none);
+    ``status`` is :func:`pose_status`.
+    """
+    status = pose_status(pa, pb)
+    if status:
+        return status, False, 0, 0, False, 0, 0
+    r, t = _relative_t(pa, pb)
+    hit, box_tests, tri_tests, roots, i, j = first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b,
+                                                                r, t, np.empty((64, 2), dtype=np.int64))
+    return 0, hit, box_tests, tri_tests, roots, i, j
 
 
 @njit

@@ -1,39 +1,24 @@
 """The batch's own code paths against the single queries' kernels.
 
-* the yes / no walk of ``batch.collide`` (:func:`obbcollide.batch._surfaces_meet`) against
-  the first-hit kernel of the single query and against the all-contacts kernel, on random
+* the yes / no walk of ``batch.collide`` and the single first-hit query
+  (:func:`obbcollide.mesh_collide.first_contact_walk`) against the all-contacts kernel, on random
   poses that hit, miss, and hold one mesh inside the other (surfaces apart, containment only);
 * the threaded drivers, whose threads claim chunks of pairs in turn, against the serial
   drivers: every entry equal, no pair skipped or done twice;
 * ``within``'s search bounded by the tolerance against the exact distance.
 """
 
-import functools
-
 import numpy as np
-import trimesh
 from numba import get_num_threads
 
 import obbcollide
-from obbcollide import OBBTree, batch
+from obbcollide import batch
 from obbcollide._claim import claim, new_counter
-from obbcollide.mesh_collide import collide_kernel, first_contact_kernel
+from obbcollide.mesh_collide import collide_kernel, first_contact_kernel, first_contact_walk
 from obbcollide.mesh_distance import distance_kernel
 from obbcollide.tree_pair import _relative_t
 
-MESHES = {
-    "gear": lambda: trimesh.load("assets/meshes/gear.ply"),
-    "blob": lambda: trimesh.load("assets/meshes/blob.ply"),
-    "capsule": lambda: trimesh.load("assets/meshes/capsule.ply"),
-    "torus": lambda: trimesh.creation.torus(0.6, 0.2),
-    "sphere": lambda: trimesh.creation.icosphere(2, radius=0.2),  # fits inside the blob
-}
-
-
-@functools.lru_cache(maxsize=None)
-def tree(name):
-    m = MESHES[name]()
-    return OBBTree(np.array(m.vertices, float), np.array(m.faces))
+from .test_batch import tree
 
 
 def poses(n, seed, spread):
@@ -64,11 +49,14 @@ def test_yes_no_walk_equals_first_hit_and_all_contacts_kernels():
         walk, first, every = [], [], []
         for a, b in zip(pa, pb):
             r, t = _relative_t(a, b)
-            walk.append(batch._surfaces_meet(ta.nodes, ta.links, ta.triangles, tb.nodes, tb.links, tb.triangles,
-                                             r, t, stack))
+            hit, _, _, _, i, j = first_contact_walk(ta.nodes, ta.links, ta.triangles, tb.nodes, tb.links,
+                                                    tb.triangles, r, t, stack)
+            walk.append(hit)
             first.append(first_contact_kernel(*ta.arrays, *tb.arrays, a, b)[1])
-            every.append(collide_kernel(*ta.query_arrays, *tb.query_arrays, a, b, False, False, pairs_buf,
-                                        segs_buf)[1] > 0)
+            n = collide_kernel(*ta.query_arrays, *tb.query_arrays, a, b, False, False, pairs_buf, segs_buf)[1]
+            every.append(n > 0)
+            if hit and n <= len(pairs_buf):  # the pair it stopped at is one of the intersecting pairs
+                assert (ta.tri_index[i], tb.tri_index[j]) in {tuple(p) for p in pairs_buf[:n]}
         assert walk == first == every
         assert 0 < sum(walk) < len(walk)
         got = batch.collide(ta, pa, tb, pb, threads=1)
