@@ -38,6 +38,7 @@ from ._validate import as_array, as_indices
 from .convex import ConvexPolyhedron
 from .hull_data import HullData
 from .threads import ThreadChoice, serial_twin, timed
+from .box_box import BOX_FLOATS, BOX_INTS, box_rows, box_work, collide_box_box_into, is_box
 from .manifold import KIND_NAMES, Manifold, collide_hull_hull_into, hull_work
 from .transform import POSE_ERRORS, check_pose_kernel
 
@@ -75,6 +76,10 @@ class HullTable:
     scale : (h,) float64
         Each hull's :attr:`HullData.scale` (the kernel's tolerances use the
         smaller of a pair's two).
+    boxes : (h,) bool
+        Which hulls are boxes (:func:`collision.box_box.is_box`); a pair of two
+        boxes runs :func:`collision.box_box.collide_box_box_into` on their rows
+        (:func:`collision.box_box.box_rows`), which gives the same manifold.
     """
 
     def __init__(self, hulls: Iterable[HullData | ConvexPolyhedron] = ()) -> None:
@@ -86,6 +91,9 @@ class HullTable:
             self._buf[name] = np.empty(shape, dtype=_DTYPE.get(name, np.int64))
         self._starts = np.zeros((9, len(_FIELDS)), dtype=np.int64)
         self._scale = np.empty(8)
+        self._box = np.zeros(8, dtype=np.bool_)
+        self._box_f = np.zeros((8, BOX_FLOATS))
+        self._box_i = np.zeros((8, BOX_INTS), dtype=np.int64)
         for h in hulls:
             self.add(h)
 
@@ -103,6 +111,10 @@ class HullTable:
     @property
     def scale(self) -> NDArray[np.float64]:
         return self._scale[:len(self._hulls)]
+
+    @property
+    def boxes(self) -> NDArray[np.bool_]:
+        return self._box[:len(self._hulls)]
 
     def array(self, name: str) -> NDArray[Any]:
         """The concatenated array ``name`` (one of the :class:`HullData` array fields), a view."""
@@ -131,6 +143,10 @@ class HullTable:
             self._starts = _grow(self._starts, h + 2)
         if h + 1 > len(self._scale):
             self._scale = _grow(self._scale, h + 1)
+        if h + 1 > len(self._box):
+            self._box = _grow(self._box, h + 1)
+            self._box_f = _grow(self._box_f, h + 1)
+            self._box_i = _grow(self._box_i, h + 1)
         row = self._starts[h]
         for c, name in enumerate(_FIELDS):
             part = getattr(hd, name)
@@ -141,6 +157,9 @@ class HullTable:
             buf[row[c]:end] = part
             self._starts[h + 1, c] = end
         self._scale[h] = hd.scale
+        self._box[h] = is_box(hd)
+        if self._box[h]:
+            self._box_f[h], self._box_i[h] = box_rows(hd)
         self._hulls.append(hd)  # keeps hd alive, so id(hd) stays its key
         self._ids[id(hd)] = h
         return h
@@ -224,14 +243,16 @@ def _first_bad_pose(poses):
 
 
 @njit(parallel=True)
-def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale,
+def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes, box_f, box_i,
                           ia, poses_a, ib, poses_b, margins, caches,
                           count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth, threads):
     """Fill the output rows of every pair; returns ``(row, status)`` of the first rejected pose, else
     ``(-1, 0)``.
 
     The table's slices for hulls ``ia[k]`` and ``ib[k]`` are passed to
-    :func:`collision.manifold.collide_hull_hull_into` as they are, with the output rows to fill.
+    :func:`collision.manifold.collide_hull_hull_into` as they are, with the output rows to fill; a
+    pair of two boxes (``boxes``, the table's ``box_f``, ``box_i`` rows) goes to
+    :func:`collision.box_box.collide_box_box_into` instead (the same result).
     The pairs are independent: they are cut into one run of consecutive pairs per thread (numba's
     ``prange`` over ``threads`` runs; a batch of fewer than 32 pairs per thread stays on one), each run with its own
     scratch (:func:`collision.manifold.hull_work`), so every row is the same however many threads
@@ -250,6 +271,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
     bad_st = np.zeros(runs, np.int64)
     for r in prange(runs):
         work = hull_work(nv, nf, ne)
+        bwork = box_work()
         # the hulls' slices of the table, cut again only when the hull changes from one pair to
         # the next (equal shapes share a hull: a pile of equal boxes cuts them once per run)
         i0 = r * k // runs
@@ -263,6 +285,19 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
         aca, aoa, gca, gsa = AC[sa[9]:ea[9]], AO[sa[10]:ea[10]], GC[sa[11]:ea[11]], GS[sa[12]:ea[12]]
         acb, aob, gcb, gsb = AC[sb[9]:eb[9]], AO[sb[10]:eb[10]], GC[sb[11]:eb[11]], GS[sb[12]:eb[12]]
         for i in range(i0, (r + 1) * k // runs):
+            if boxes[ia[i]] and boxes[ib[i]]:
+                st, kd, cnt, ts, sd = collide_box_box_into(
+                    box_f[ia[i]], box_i[ia[i]], box_f[ib[i]], box_i[ib[i]], poses_a[i], poses_b[i], margins[i],
+                    min(scale[ia[i]], scale[ib[i]]), caches[i], bwork,
+                    normal[i], points_a[i], points_b[i], depths[i], ids[i])
+                if st != 0:
+                    bad_row[r], bad_st[r] = i, st
+                    break
+                count[i] = cnt
+                kind[i] = kd
+                tests[i] = ts
+                sat_depth[i] = sd
+                continue
             if ia[i] != a:
                 a = ia[i]
                 sa, ea = starts[a], starts[a + 1]
@@ -301,6 +336,9 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
 # the region under 1% of a threaded call at the median and lets the timing of ThreadChoice
 # catch a machine where it costs more.
 MIN_HULL_PAIRS_PER_THREAD = 256
+# Box pairs through collision.box_box (the same manifolds, fewer arrays passed per pair); False sends
+# them through the general kernel (for tests and benchmarks that compare the two).
+BOX_PAIRS = True
 _collide_pairs_serial = serial_twin(_collide_pairs_kernel, "_collide_pairs_serial")
 HULL_PAIRS_THREADS = ThreadChoice("hull pairs", MIN_HULL_PAIRS_PER_THREAD)
 
@@ -420,7 +458,8 @@ def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
         buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
         buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
         buf["arc_caps"], buf["arc_order"], buf["group_caps"], buf["group_start"],
-        table._starts[:n + 1], table._scale[:n], ia, pa, ib, pb, margins, caches,
+        table._starts[:n + 1], table._scale[:n], table._box[:n] if BOX_PAIRS else np.zeros(n, np.bool_),
+        table._box_f, table._box_i, ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth)
     if st:  # (checked before the call, unless check=False)
