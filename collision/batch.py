@@ -38,6 +38,7 @@ from .mesh_collide import first_contact_walk
 from .mesh_distance import within_bound2
 from .mesh_query import _PARITY_DIRS, _relative_t, collide_kernel, distance_kernel, parity_kernel
 from .obb_tree import OBBTree
+from .transform import check_pose_kernel
 
 __all__ = ["collide", "distance", "within", "DistanceBatch", "MIN_PAIRS_PER_THREAD", "CHUNKS_PER_THREAD",
            "check_poses", "collide_pair_trees", "contained_pair_trees", "runs_for", "chunks_for"]
@@ -226,18 +227,24 @@ def check_poses(value, name):
     arr = as_array(value, name, (4, 4), finite=False)
     if arr.size == 0:
         return arr
-    flat = arr.reshape(-1, 4, 4)
-    bad = ~np.isfinite(flat).all(axis=(1, 2))
-    if bad.any():
-        raise ValueError(f"{name}{_where(arr, np.flatnonzero(bad)[0])}: contains NaN or infinity")
-    rot = flat[:, :3, :3]
-    gram = np.einsum("kji,kjl->kil", rot, rot)
-    bad = (np.abs(gram - np.eye(3)).max(axis=(1, 2)) > 1e-6) | (np.linalg.det(rot) < 0.0)
-    bad |= (flat[:, 3, :] != np.array([0.0, 0.0, 0.0, 1.0])).any(axis=1)
-    if bad.any():
-        raise ValueError(f"{name}{_where(arr, np.flatnonzero(bad)[0])}: is not a rigid transform "
+    codes = np.empty(arr.size // 16, dtype=np.int8)
+    _pose_codes(arr.reshape(-1, 4, 4), codes)
+    if codes.any():
+        bad = np.flatnonzero(codes == 1)
+        if bad.size:
+            raise ValueError(f"{name}{_where(arr, bad[0])}: contains NaN or infinity")
+        raise ValueError(f"{name}{_where(arr, np.flatnonzero(codes)[0])}: is not a rigid transform "
                          "(orthonormal rotation, det +1, last row 0 0 0 1)")
     return arr
+
+
+@njit
+def _pose_codes(flat, codes):
+    """:func:`obbcollide.transform.check_pose_kernel` of each pose of ``flat`` (n, 4, 4) into
+    ``codes`` (n,) int8: in one compiled loop, about a hundred times faster than the
+    same test in numpy calls (which cost about 1 us per pose, a tenth of a pose pair's walk)."""
+    for k in range(flat.shape[0]):
+        codes[k] = check_pose_kernel(flat[k])
 
 
 def _where(arr, flat_index):

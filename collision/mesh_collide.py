@@ -22,8 +22,9 @@ from numpy.typing import ArrayLike, NDArray
 from ._jit import njit
 from .mesh_containment import _containment
 from .obb_tree import OBBTree
-from .tree_pair import (_a_frame, _apply, _b_frame, _descend_a, _frame_in_b, _overlap_in, _overlap_rel, _pose, _push,
-                        _query_pose, _raise_pose, _relative_t, _tree, _tri, boxes_overlap, pose_status)
+from .tree_pair import (_a_frame, _apply, _apply_inverse, _b_frame, _descend_a, _frame_in_b, _overlap_in,
+                        _overlap_rel, _pose, _push, _query_pose, _raise_pose, _relative_t, _second_nearer, _tree, _tri,
+                        boxes_overlap, pose_status)
 from .triangle import intersect_triangle_triangle_t, test_triangle_triangle_t
 
 __all__ = ["CollideResult", "collide", "collide_trace", "first_contact_walk"]
@@ -33,11 +34,14 @@ __all__ = ["CollideResult", "collide", "collide_trace", "first_contact_walk"]
 def first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, stack):
     """Does a triangle of A meet one of B (B placed in A's model frame by ``r, t``)?
 
-    The walk of :func:`collide_kernel`, stopping at the first intersecting
-    pair, with one change: of the two child pairs of a step, the second waits
-    on the stack untested and is box-tested only when taken from it, so a hit
-    under the first child saves its test. At a leaf pair each triangle of B is
-    placed once, then tested against A's.
+    The walk of :func:`collide_kernel` (RAPID's descent rule), stopping at
+    the first intersecting pair, with two changes: of the two child pairs of
+    a step, the one whose split child's centre is nearer the other node's
+    centre goes first (:func:`collision.tree_pair._second_nearer`: a hit is
+    found about twice as soon), and the second waits on the stack untested,
+    box-tested only when taken from it, so a hit under the first child saves
+    its test. At a leaf pair each triangle of B is placed once, then tested
+    against A's.
 
     Parameters
     ----------
@@ -46,21 +50,45 @@ def first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, s
     r, t : tuples
         B's model frame in A's (:func:`collision.tree_pair._relative_t`).
     stack : (>= 1, 2) int64
-        Scratch for the untested pairs (grown locally when too short), so
-        that a batch allocates it once.
+        Scratch for the untested pairs, so that a batch allocates it once.
+        When it is too short the walk starts again on a stack twice as long
+        (the counts then include the abandoned try).
 
     Returns
     -------
     hit, box_tests, tri_tests, roots_overlap, i, j
         ``i, j`` are the leaf-order positions of the pair found (0 when none).
     """
+    box_tests = 0
+    tri_tests = 0
+    while True:
+        full, hit, boxes, tris, roots, i, j = _first_contact_steps(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b,
+                                                                   r, t, stack)
+        box_tests += boxes
+        tri_tests += tris
+        if not full:
+            return hit, box_tests, tri_tests, roots, i, j
+        stack = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
+
+
+@njit
+def _first_contact_steps(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, stack):
+    """:func:`first_contact_walk` on a stack of fixed length.
+
+    Returns ``(full, hit, box_tests, tri_tests, roots_overlap, i, j)``;
+    ``full``: the stack ran out and nothing is decided. The stack is never
+    replaced here: an array variable that may be reassigned inside the loop
+    costs numba a reference-count update (an atomic operation) at every step,
+    measured at about 15% of the walk on the benchmark meshes.
+    """
     if not boxes_overlap(nodes_a, 0, nodes_b, 0, r, t):
-        return False, 1, 0, False, 0, 0
+        return False, False, 1, 0, False, 0, 0
     box_tests = 1
     tri_tests = 0
     top = 0
     na = 0
     nb = 0
+    cap = stack.shape[0]
     while True:  # (na, nb) overlap
         if links_a[na, 0] < 0 and links_b[nb, 0] < 0:
             for j in range(links_b[nb, 1], links_b[nb, 1] + links_b[nb, 2]):
@@ -70,25 +98,30 @@ def first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, s
                     a0, a1, a2 = _tri(tri_a, i)
                     tri_tests += 1
                     if test_triangle_triangle_t(a0, a1, a2, b0, b1, b2):
-                        return True, box_tests, tri_tests, True, i, j
+                        return False, True, box_tests, tri_tests, True, i, j
         else:
-            if top + 1 > stack.shape[0]:
-                bigger = np.empty((2 * stack.shape[0], 2), dtype=np.int64)
-                bigger[:top] = stack[:top]
-                stack = bigger
+            if top >= cap:
+                return True, False, box_tests, tri_tests, True, 0, 0
             box_tests += 1
             if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
                 c = links_a[na, 0]
-                stack[top, 0] = c + 1
+                bf = _b_frame(nodes_b, nb, r, t)
+                second = c + 1
+                if _second_nearer(nodes_a, c, bf[0]):
+                    c, second = second, c
+                stack[top, 0] = second
                 stack[top, 1] = nb
                 top += 1
-                if _overlap_in(nodes_a, c, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
+                if _overlap_in(nodes_a, c, nodes_b, nb, bf):
                     na = c
                     continue
             else:
                 c = links_b[nb, 0]
+                second = c + 1
+                if _second_nearer(nodes_b, c, _apply_inverse(r, t, (nodes_a[na, 0], nodes_a[na, 1], nodes_a[na, 2]))):
+                    c, second = second, c
                 stack[top, 0] = na
-                stack[top, 1] = c + 1
+                stack[top, 1] = second
                 top += 1
                 if _overlap_in(nodes_a, na, nodes_b, c, _b_frame(nodes_b, c, r, t)):
                     nb = c
@@ -101,7 +134,7 @@ def first_contact_walk(nodes_a, links_a, tri_a, nodes_b, links_b, tri_b, r, t, s
             if _overlap_in(nodes_a, na, nodes_b, nb, _b_frame(nodes_b, nb, r, t)):
                 break
         else:
-            return False, box_tests, tri_tests, True, 0, 0
+            return False, False, box_tests, tri_tests, True, 0, 0
 
 
 @njit

