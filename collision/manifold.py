@@ -232,11 +232,14 @@ def _face_query_one(n, offset, verts):
 
 @njit
 def _face_query_soa(normals, offsets, f, xyz, m, tmp):
-    """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``.
+    """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``,
+    and the first vertex at the minimum: returns ``(separation, index)``.
 
     The same value (the same products and sums, and a minimum does not depend on the order it
     is taken in): the dot products go into ``tmp`` in a loop the compiler vectorises, and the
     minimum is taken with four running minima, so that the compares do not wait on each other.
+    The index (for the edge-pair search's bound, :func:`collision.gauss_map.edge_pairs_pruned`)
+    is found after, by a scan for that minimum.
     """
     n0, n1, n2 = normals[f, 0], normals[f, 1], normals[f, 2]
     xs, ys, zs = xyz[0], xyz[1], xyz[2]
@@ -253,7 +256,13 @@ def _face_query_soa(normals, offsets, f, xyz, m, tmp):
     while i < m:
         lo0 = min(lo0, tmp[i])
         i += 1
-    return min(min(lo0, lo1), min(lo2, lo3)) - offsets[f]
+    lo = min(min(lo0, lo1), min(lo2, lo3))
+    at = 0
+    for i in range(m):
+        if tmp[i] == lo:
+            at = i
+            break
+    return lo - offsets[f], at
 
 
 @njit
@@ -379,12 +388,12 @@ def hull_work(vertices, faces, edges):
     ``vertices`` vertices, ``faces`` faces and ``edges`` edges each (a batch allocates them once)."""
     cap = 2 * vertices + 2
     return (np.empty((3, 3)), np.empty((vertices, 3)), np.empty((faces, 3)), np.empty(faces),
-            np.empty((15, max(edges, 1) + 1)),  # (a hull has at most e + 1 arc groups)
+            np.empty((21, max(edges, 1) + 1)),  # (a hull has at most e + 1 arc groups)
             np.empty((cap, 3)), np.empty(cap, dtype=np.int64), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.int64), np.empty(cap), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)), np.empty(6),
             np.empty(max(edges, 1) + 1, dtype=np.int64), np.empty((3, vertices)), np.empty((3, vertices)),
-            np.empty(vertices))
+            np.empty(vertices), np.empty(faces, dtype=np.int64), np.empty(faces, dtype=np.int64))
 
 
 @njit
@@ -497,13 +506,15 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
         v.store(nb_a, f, n)
         db_a[f] = db[f] + v.dot(n, tt)
 
-    # Face axes of A, then of B; stop at the first one that separates.
+    # Face axes of A, then of B; stop at the first one that separates. (Each face's nearest vertex
+    # of the other hull, sup_a / sup_b, bounds the edge pairs below.)
+    sup_a, sup_b = work[21], work[22]
     fa_sep, fa = -np.inf, -1
     for f in range(na.shape[0]):
         if brute:
             sep = _face_query(na, da, f, vb_a)
         else:
-            sep = _face_query_soa(na, da, f, xyz_b, vb.shape[0], tmp)
+            sep, sup_a[f] = _face_query_soa(na, da, f, xyz_b, vb.shape[0], tmp)
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_A, f, -1
@@ -515,7 +526,7 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
         if brute:
             sep = _face_query(nb_a, db_a, f, va)
         else:
-            sep = _face_query_soa(nb_a, db_a, f, xyz_a, va.shape[0], tmp)
+            sep, sup_b[f] = _face_query_soa(nb_a, db_a, f, xyz_a, va.shape[0], tmp)
         tests += 1
         if sep > margin:
             cache[0], cache[1], cache[2] = _FACE_B, -1, f
@@ -529,8 +540,8 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     if brute or eva.shape[0] * evb.shape[0] <= SMALL_EDGE_PAIRS:
         et, found, _ = edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, work[4], best)
     else:
-        et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, aob, gcb, gsb,
-                                       rot, margin, work[4], work[17], best)
+        et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, acb, aob, gcb,
+                                         gsb, rot, margin, max(fa_sep, fb_sep), sup_a, sup_b, work[4], work[17], best)
     tests += et
     e_sep, e_i, e_j = best[0], int(best[1]), int(best[2])
     e_n = (best[3], best[4], best[5])
