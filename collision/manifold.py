@@ -266,6 +266,97 @@ def _face_query_soa(normals, offsets, f, xyz, m, tmp):
 
 
 @njit
+def _face_axes_soa(normals, offsets, xyz, m, tmp, margin, c_own, sup, ub):
+    """The face axes of one hull (``normals (f, 3)``, ``offsets (f,)``) against the other hull's
+    ``m`` vertices (coordinate rows ``xyz (3, >= m)``), as the loop of :func:`_face_query_soa` over
+    the faces in order would give them, with most faces bounded instead of queried.
+
+    Any vertex bounds a face's separation from above (the separation is a minimum over the
+    vertices): with seven sample vertices of the other hull (the extremes along the axes, and the
+    one least along the direction from this hull's centre ``c_own`` to the other's) each face gets
+    the bound ``ub[f]`` from the very products its query would take the minimum of, so the bound
+    is at least the separation in floating point too. The face with the largest bound is queried
+    first; then, in face order, a face is queried only when its bound exceeds the margin or reaches
+    the best separation found: the faces skipped can neither separate nor be the largest (of equal
+    ones the first, as in face order). ``sup[f]`` gets the vertex at the minimum of each face
+    queried, the sample at the bound's minimum of the others (for the edge-pair bound of
+    :func:`collision.gauss_map.edge_pairs_pruned`, which any vertex serves).
+
+    Returns ``(sep, f, found, tests)``: the first face separating by more than ``margin`` and its
+    separation (``found``), or else the largest separation and its first face; ``tests`` the faces
+    queried.
+    """
+    xs, ys, zs = xyz[0], xyz[1], xyz[2]
+    cx = cy = cz = 0.0
+    for i in range(m):
+        cx += xs[i]
+        cy += ys[i]
+        cz += zs[i]
+    d0, d1, d2 = cx / m - c_own[0], cy / m - c_own[1], cz / m - c_own[2]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = 0
+    lx = ly = lz = lw = np.inf
+    hx = hy = hz = -np.inf
+    for i in range(m):
+        x, y, z = xs[i], ys[i], zs[i]
+        if x < lx:
+            lx, s0 = x, i
+        if x > hx:
+            hx, s1 = x, i
+        if y < ly:
+            ly, s2 = y, i
+        if y > hy:
+            hy, s3 = y, i
+        if z < lz:
+            lz, s4 = z, i
+        if z > hz:
+            hz, s5 = z, i
+        w = d0 * x + d1 * y + d2 * z
+        if w < lw:
+            lw, s6 = w, i
+    top, top_f = -np.inf, 0
+    for f in range(normals.shape[0]):
+        n0, n1, n2 = normals[f, 0], normals[f, 1], normals[f, 2]
+        lo, at = n0 * xs[s0] + n1 * ys[s0] + n2 * zs[s0], s0
+        for k in (s1, s2, s3, s4, s5, s6):
+            d = n0 * xs[k] + n1 * ys[k] + n2 * zs[k]
+            if d < lo:
+                lo, at = d, k
+        u = lo - offsets[f]
+        ub[f] = u
+        sup[f] = at
+        if u > top:
+            top, top_f = u, f
+    first, sup[top_f] = _face_query_soa(normals, offsets, top_f, xyz, m, tmp)
+    tests = 1
+    best, bf = -np.inf, -1
+    for f in range(normals.shape[0]):
+        u = ub[f]
+        if u <= margin and u < first:
+            continue
+        if f == top_f:
+            sep = first
+        else:
+            sep, sup[f] = _face_query_soa(normals, offsets, f, xyz, m, tmp)
+            tests += 1
+        if sep > margin:
+            return sep, f, True, tests
+        if sep > best:
+            best, bf = sep, f
+    return best, bf, False, tests
+
+
+@njit
+def _centre(xyz, m):
+    """The mean of the ``m`` points given as coordinate rows ``xyz (3, >= m)``."""
+    cx = cy = cz = 0.0
+    for i in range(m):
+        cx += xyz[0, i]
+        cy += xyz[1, i]
+        cz += xyz[2, i]
+    return cx / m, cy / m, cz / m
+
+
+@njit
 def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs, inc_vf,
                   kind, ref_face, margin, tol2, pin, pref, depth, ids, work):
     """Clip the incident face against the reference face; fill the outputs, return the count.
@@ -393,7 +484,7 @@ def hull_work(vertices, faces, edges):
             np.empty(cap, dtype=np.int64), np.empty(cap), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)), np.empty(6),
             np.empty(max(edges, 1) + 1, dtype=np.int64), np.empty((3, vertices)), np.empty((3, vertices)),
-            np.empty(vertices), np.empty(faces, dtype=np.int64), np.empty(faces, dtype=np.int64))
+            np.empty(vertices), np.empty(faces, dtype=np.int64), np.empty(faces, dtype=np.int64), np.empty(faces))
 
 
 @njit
@@ -510,29 +601,38 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     # of the other hull, sup_a / sup_b, bounds the edge pairs below.)
     sup_a, sup_b = work[21], work[22]
     fa_sep, fa = -np.inf, -1
-    for f in range(na.shape[0]):
-        if brute:
-            sep = _face_query(na, da, f, vb_a)
-        else:
-            sep, sup_a[f] = _face_query_soa(na, da, f, xyz_b, vb.shape[0], tmp)
-        tests += 1
-        if sep > margin:
-            cache[0], cache[1], cache[2] = _FACE_A, f, -1
-            return 0, _NONE, 0, tests, -sep
-        if sep > fa_sep:
-            fa_sep, fa = sep, f
     fb_sep, fb = -np.inf, -1
-    for f in range(nb.shape[0]):
-        if brute:
+    if brute:
+        for f in range(na.shape[0]):
+            sep = _face_query(na, da, f, vb_a)
+            tests += 1
+            if sep > margin:
+                cache[0], cache[1], cache[2] = _FACE_A, f, -1
+                return 0, _NONE, 0, tests, -sep
+            if sep > fa_sep:
+                fa_sep, fa = sep, f
+        for f in range(nb.shape[0]):
             sep = _face_query(nb_a, db_a, f, va)
-        else:
-            sep, sup_b[f] = _face_query_soa(nb_a, db_a, f, xyz_a, va.shape[0], tmp)
-        tests += 1
-        if sep > margin:
-            cache[0], cache[1], cache[2] = _FACE_B, -1, f
-            return 0, _NONE, 0, tests, -sep
-        if sep > fb_sep:
-            fb_sep, fb = sep, f
+            tests += 1
+            if sep > margin:
+                cache[0], cache[1], cache[2] = _FACE_B, -1, f
+                return 0, _NONE, 0, tests, -sep
+            if sep > fb_sep:
+                fb_sep, fb = sep, f
+    else:
+        # the same axes, most faces bounded by a few vertices instead of queried (_face_axes_soa)
+        c_a = _centre(xyz_a, va.shape[0])
+        c_b = _centre(xyz_b, vb.shape[0])
+        fa_sep, fa, found, ft = _face_axes_soa(na, da, xyz_b, vb.shape[0], tmp, margin, c_a, sup_a, work[23])
+        tests += ft
+        if found:
+            cache[0], cache[1], cache[2] = _FACE_A, fa, -1
+            return 0, _NONE, 0, tests, -fa_sep
+        fb_sep, fb, found, ft = _face_axes_soa(nb_a, db_a, xyz_a, va.shape[0], tmp, margin, c_b, sup_b, work[23])
+        tests += ft
+        if found:
+            cache[0], cache[1], cache[2] = _FACE_B, -1, fb
+            return 0, _NONE, 0, tests, -fb_sep
     # Edge pairs whose Gauss-map arcs cross (B's normals negated: the Gauss
     # map of -B), found through the arcs' bounding caps (collision.gauss_map):
     # the same pairs, in another order, as the brute-force search.
