@@ -60,11 +60,12 @@ def assert_same(ha, pa, hb, pb, margin, cache=None, counts=None):
     assert st == st2 == 0
     if kind2 == 3 and cnt2 == 0:  # separated (beyond the margin): separated too, maybe by another axis
         assert kind == 3 and cnt == 0 and sep < -margin and sep2 < -margin
+        if c2[0] in (0, 1):  # by a face: the same first separating face (the faces go in the same order)
+            assert sep == sep2 and np.array_equal(c, c2)
         return False
-    if counts is not None and cache is None:  # (each face tested once, then the edge pairs)
-        faces = ha.n_faces + hb.n_faces
-        counts["pruned"] = counts.get("pruned", 0) + tests - faces
-        counts["brute"] = counts.get("brute", 0) + tests2 - faces
+    if counts is not None:
+        counts["pruned"] = counts.get("pruned", 0) + tests
+        counts["brute"] = counts.get("brute", 0) + tests2
     assert tests <= tests2
     assert (kind, cnt, sep) == (kind2, cnt2, sep2)
     for x, y in zip(arrays, arrays2):
@@ -123,8 +124,9 @@ def test_random_hulls_same_as_brute(hulls, regime):
     if regime in ("touching", "penetrating", "deep"):
         assert touched == 25
     if regime in ("touching", "penetrating", "grazing"):
-        # the edge pairs that cannot beat the best face are not evaluated: far fewer of them
-        assert counts["pruned"] < 0.5 * counts["brute"], counts
+        # the faces bounded by a few vertices and the edge pairs that cannot beat the best face
+        # are not queried: far fewer features tested
+        assert counts["pruned"] < 0.3 * counts["brute"], counts
     if regime == "separated":
         assert touched < 25
 
