@@ -25,6 +25,15 @@ test only to the arcs of the groups that survive, with the same arithmetic
 as the brute-force twin :func:`edge_pairs_brute`, so the pairs that reach
 :func:`edge_query` are the same ones.
 
+The floor. Of the pairs that cross, the kernel needs only those that beat its
+best face axis (a smaller separation changes neither the axis nor the SAT
+depth), so :func:`edge_pairs_pruned` also bounds each arc's separations from
+above, from the two face queries at its edge (the other hull's vertex least
+along each face normal: a support-point argument, see the function), and
+skips the arcs that cannot beat that floor: on the settled decomposed-mesh
+scene about 2% of the arcs stay, and the arc pairs given the exact test drop
+from ~11% of all pairs (caps alone) to well under 1%.
+
 Conservatism. The caps are padded so that they also cover every arc that
 rounding could make the exact test see: the test's sign decisions are
 products of unit vectors with an absolute error of a few ulps, which near an
