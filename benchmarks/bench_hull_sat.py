@@ -19,7 +19,8 @@ caches (every pair runs the whole SAT):
   the groups of B's arcs whose bounding caps it may meet
   (:func:`collision.gauss_map.edge_pairs_pruned`), less the arcs whose
   bound (from the face queries' nearest vertices) cannot beat the best
-  face, face queries over coordinate rows;
+  face, face queries over coordinate rows, most faces bounded by seven
+  sample vertices instead of queried (``_face_axes_soa``);
 * twin: ``brute=True``, the kernel as it was: every edge pair
   (:func:`collision.gauss_map.edge_pairs_brute`) and the plain face queries.
 
