@@ -25,6 +25,15 @@ test only to the arcs of the groups that survive, with the same arithmetic
 as the brute-force twin :func:`edge_pairs_brute`, so the pairs that reach
 :func:`edge_query` are the same ones.
 
+The floor. Of the pairs that cross, the kernel needs only those that beat its
+best face axis (a smaller separation changes neither the axis nor the SAT
+depth), so :func:`edge_pairs_pruned` also bounds each arc's separations from
+above, from the two face queries at its edge (the other hull's vertex least
+along each face normal: a support-point argument, see the function), and
+skips the arcs that cannot beat that floor: on the settled decomposed-mesh
+scene about 2% of the arcs stay, and the arc pairs given the exact test drop
+from ~11% of all pairs (caps alone) to well under 1%.
+
 Conservatism. The caps are padded so that they also cover every arc that
 rounding could make the exact test see: the test's sign decisions are
 products of unit vectors with an absolute error of a few ulps, which near an
@@ -63,7 +72,8 @@ from numpy.typing import NDArray
 from . import _vec as v
 from ._jit import njit
 
-__all__ = ["build_arc_groups", "edge_pairs_pruned", "edge_pairs_brute", "edge_query", "is_minkowski_face",
+__all__ = ["build_arc_groups", "edge_pairs_pruned", "edge_pairs_brute", "edge_query", "face_supports",
+           "is_minkowski_face",
            "ARC_GROUP", "ARC_SLACK", "ARC_ROUND", "ARC_MAX_PAD", "CONE_MAX", "PARALLEL_SINE"]
 
 # Edge pairs closer to parallel than this sine give no axis (their Minkowski
@@ -223,33 +233,130 @@ def _arcs_of_minus_b(nb_a, efb, order_b, arcs):
 
 
 @njit
+def _arc_bound(a, b, w0, w1):
+    """An upper bound of ``min(n . w0, n . w1)`` over the unit ``n`` on the minor arc ``a-b``.
+
+    Each term separately: a point of the arc is ``n = (s a + t b) / |s a + t b|`` with ``s, t >= 0``,
+    and ``|s a + t b| >= (s + t) cos(phi / 2)`` (``phi`` the arc's angle, the middle is nearest the
+    origin), ``(s + t) >= |s a + t b|``, so with ``M = max(a . w, b . w)``: ``n . w <= M`` when
+    ``M < 0``, ``n . w <= M / cos(phi / 2) = M sqrt(2 / (1 + a . b))`` otherwise. (For ``M < 0``
+    the bound is the arc's maximum; above it the factor only matters to a separated pair.)
+    """
+    sec = math.sqrt(2.0 / (1.0 + v.dot(a, b)))
+    m0 = max(v.dot(a, w0), v.dot(b, w0))
+    m1 = max(v.dot(a, w1), v.dot(b, w1))
+    if m0 >= 0.0:
+        m0 *= sec
+    if m1 >= 0.0:
+        m1 *= sec
+    return min(m0, m1)
+
+
+@njit
+def _arc_bounds(va, na, eva, efa, caps_a, vb_a, nb_a, evb, efb, caps_b, order_b, sup_a, sup_b, floor,
+                alive_a, alive_b, wild_b):
+    """Which arcs can still be part of an edge pair separated by more than ``floor``.
+
+    See :func:`edge_pairs_pruned` (the bound). Fills ``alive_a (e_a,)`` (edge order: 1 alive, 0 not,
+    2 an unbounded arc, tested against every arc of B), ``alive_b (e_b,)`` (tree order ``order_b``:
+    1 or 0; the unbounded arcs are alive) and ``wild_b (e_b,)`` (tree order: 1 for B's unbounded
+    arcs, which every arc of A is tested against). Returns whether B has unbounded arcs.
+    """
+    # the pad: |w| and the other hull's extent are at most ``span`` (every point within span / 2
+    # of A's origin); ``dmax`` the largest angular pad of a bounded arc (ARC_SLACK + ARC_ROUND /
+    # sin^2, as the caps are built)
+    big = 0.0
+    for i in range(va.shape[0]):
+        big = max(big, v.norm2(v.row(va, i)))
+    for i in range(vb_a.shape[0]):
+        big = max(big, v.norm2(v.row(vb_a, i)))
+    span = 2.0 * math.sqrt(big)
+    dmax = ARC_SLACK
+    for i in range(eva.shape[0]):
+        if not caps_a[i, 3] >= 0.0:
+            alive_a[i] = np.inf
+            continue
+        a = v.row(na, efa[i, 0])
+        b = v.row(na, efa[i, 1])
+        pa = v.row(va, eva[i, 0])
+        w0 = v.sub(v.row(vb_a, sup_a[efa[i, 0]]), pa)
+        w1 = v.sub(v.row(vb_a, sup_a[efa[i, 1]]), pa)
+        alive_a[i] = _arc_bound(a, b, w0, w1)
+        dmax = max(dmax, ARC_SLACK + ARC_ROUND / v.norm2(v.cross(a, b)))
+    any_wild = False
+    for k in range(order_b.shape[0]):
+        j = order_b[k]
+        if not caps_b[j, 3] >= 0.0:
+            alive_b[k] = np.inf
+            wild_b[k] = 1.0
+            any_wild = True
+            continue
+        wild_b[k] = 0.0
+        m0 = v.row(nb_a, efb[j, 0])
+        m1 = v.row(nb_a, efb[j, 1])
+        pb = v.row(vb_a, evb[j, 0])
+        w0 = v.sub(v.row(va, sup_b[efb[j, 0]]), pb)
+        w1 = v.sub(v.row(va, sup_b[efb[j, 1]]), pb)
+        alive_b[k] = _arc_bound(m0, m1, w0, w1)
+        dmax = max(dmax, ARC_SLACK + ARC_ROUND / v.norm2(v.cross(m0, m1)))
+    cut = floor - 4.0 * dmax * span
+    for i in range(eva.shape[0]):
+        u = alive_a[i]
+        alive_a[i] = 2.0 if u == np.inf else (0.0 if u <= cut else 1.0)
+    for k in range(order_b.shape[0]):
+        alive_b[k] = 0.0 if alive_b[k] <= cut else 1.0
+    return any_wild
+
+
+@njit
 def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_start_a,
-                      vb_a, nb_a, evb, efb, order_b, group_caps_b, group_start_b,
-                      rot, margin, arcs, near, best):
-    """The edge-pair part of the hull-hull SAT, skipping the arc pairs whose caps are apart.
+                      vb_a, nb_a, evb, efb, caps_b, order_b, group_caps_b, group_start_b,
+                      rot, margin, floor, sup_a, sup_b, arcs, near, best):
+    """The edge-pair part of the hull-hull SAT, skipping the arc pairs whose caps are apart and the
+    arcs that cannot beat ``floor``.
 
     Everything in A's frame: ``vb_a (n_b, 3)`` and ``nb_a (f_b, 3)`` are B's vertices and normals
     moved there, ``rot (3, 3)`` the rotation that moved them (to turn B's caps). The other arrays
     are the hulls' :class:`collision.hull_data.HullData` fields (``caps``: ``arc_caps``; ``order``:
-    ``arc_order``; ``group_caps``, ``group_start``). Scratch ``arcs (>= 15, max(e_b, g_b))``
-    float64 and ``near (>= g_b,)`` int64; ``best`` (float64[6]) gets the result (separation,
-    ``i``, ``j``, normal (3,)).
+    ``arc_order``; ``group_caps``, ``group_start``). ``floor``: the best face separation (``-inf``
+    prunes by the caps alone). ``sup_a (f_a,)`` int64: for each face of A, a vertex of B (index
+    into ``vb_a``), best the one least along the face normal (the face query's minimum);
+    ``sup_b (f_b,)`` likewise for B's faces (indices into ``va``; :func:`face_supports`). Scratch
+    ``arcs (>= 21, max(e_a, e_b, g_b))`` float64 and ``near (>= g_b,)`` int64; ``best``
+    (float64[6]) gets the result (separation, ``i``, ``j``, normal (3,)).
 
     Two levels: each group of A against all groups of B (a branch-free loop), then each arc of
     the group against the groups of B that its group may meet, then the exact test on the arcs
     of the groups that its own cap may meet.
 
+    The floor. An edge pair's separation (:func:`edge_query`) is ``n . (p_b - p_a)`` with ``p_a``
+    on A's edge ``i`` and ``p_b`` on B's edge ``j``, ``n`` on A's arc ``i`` and ``-n`` on B's arc
+    ``j``: ``p_a`` is A's support point along ``n`` and ``p_b`` B's along ``-n``, so for any vertex
+    ``y`` of B, ``n . p_b <= n . y`` and the separation is at most ``n . (y - p_a)``; likewise at
+    most ``-n . (x - p_b)`` for any vertex ``x`` of A. Bounding these over the arc
+    (:func:`_arc_bound`, with ``y`` the vertices of B least along the normals of the two faces at
+    edge ``i``, whose separations those are, and ``x`` likewise) gives each arc an upper bound of
+    every separation it can take part in; an arc whose bound is at most ``floor`` (less a pad for
+    rounding: 4 x the arcs' angular pads x the extent) cannot beat it, and the pairs of a bounded
+    arc with it are skipped. (The support argument holds on the arcs; a pair that rounding lets
+    through lies within the arcs' pads, hence the pad; an unbounded arc's pairs are never skipped.)
+
     Returns ``(tests, found, visited)``: the pairs whose separation was evaluated (arcs crossing,
     edges not parallel), whether one separated by more than ``margin`` (then ``best`` holds that
     pair, the first met in this function's order), and the arc pairs given the exact test (the
     brute force gives it to all ``e_a * e_b``). Otherwise ``best`` holds the largest separation,
-    ties to the smallest ``(i, j)`` as in :func:`edge_pairs_brute` (``-inf`` and ``-1`` when no
-    pair crosses); ``tests`` and the pairs evaluated are those of :func:`edge_pairs_brute`.
+    ties to the smallest ``(i, j)`` as in :func:`edge_pairs_brute`, when that separation is above
+    ``floor`` (``margin >= floor``: a separating pair is never skipped, and the first one met is
+    the one met without the floor); at or below it ``best`` holds a separation at or below
+    ``floor`` (``-inf`` and ``-1`` when no pair crosses or all are skipped).
     """
     _arcs_of_minus_b(nb_a, efb, order_b, arcs)
     cx, cy, cz = arcs[0], arcs[1], arcs[2]
     dx, dy, dz = arcs[3], arcs[4], arcs[5]
     mx, my, mz = arcs[6], arcs[7], arcs[8]
+    alive_b, wild_b, alive_a, galive, gmust, ones = arcs[15], arcs[16], arcs[17], arcs[18], arcs[19], arcs[20]
+    any_wild = _arc_bounds(va, na, eva, efa, caps_a, vb_a, nb_a, evb, efb, caps_b, order_b, sup_a, sup_b, floor,
+                           alive_a, alive_b, wild_b)
     # B's group caps in A's frame, negated (the Gauss map of -B); the half-angles do not change.
     # An unbounded cap gets cos = -1e300, sin = 0: the bound cos(alpha + beta) with any bounded
     # cap (cos alpha >= sin(1e-3)) is then far below -1, and the pair is kept.
@@ -263,13 +370,28 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
         bounded = group_caps_b[q, 3] >= 0.0
         lcos[q] = group_caps_b[q, 3] if bounded else -1e300
         lsin[q] = group_caps_b[q, 4] if bounded else 0.0
+        ga = gm = 0.0
+        for k in range(group_start_b[q], group_start_b[q + 1]):
+            ga = max(ga, alive_b[k])
+            gm = max(gm, wild_b[k])
+            ones[k] = 1.0
+        galive[q] = ga
+        gmust[q] = gm
     b_sep, b_i, b_j = -np.inf, -1, -1
     b_n = (0.0, 0.0, 0.0)
     tests = 0
     visited = 0
     for p in range(group_start_a.shape[0] - 1):
+        # a group none of whose arcs is alive meets only B's unbounded arcs
+        active = any_wild
+        for ii in range(group_start_a[p], group_start_a[p + 1]):
+            if alive_a[order_a[ii]] != 0.0:
+                active = True
+        if not active:
+            continue
         # B's groups that A's group p may meet: the caps are apart when the axes' angle exceeds
-        # the sum of the half-angles (both under 90 degrees), u . w < cos(alpha + beta)
+        # the sum of the half-angles (both under 90 degrees), u . w < cos(alpha + beta); and a
+        # group none of whose arcs is alive is met only by A's unbounded arcs
         ux, uy, uz, ca, sa = (group_caps_a[p, 0], group_caps_a[p, 1], group_caps_a[p, 2], group_caps_a[p, 3],
                               group_caps_a[p, 4])
         if ca < 0.0:
@@ -277,7 +399,7 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
                 keep[q] = 1.0
         else:
             for q in range(ng):
-                keep[q] = 1.0 if ux * lx[q] + uy * ly[q] + uz * lz[q] >= ca * lcos[q] - sa * lsin[q] else 0.0
+                keep[q] = galive[q] if ux * lx[q] + uy * ly[q] + uz * lz[q] >= ca * lcos[q] - sa * lsin[q] else 0.0
         nn = 0
         for q in range(ng):
             if keep[q] != 0.0:
@@ -285,12 +407,20 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
                 nn += 1
         for ii in range(group_start_a[p], group_start_a[p + 1]):
             i = order_a[ii]
+            st = alive_a[i]
+            if st == 0.0 and not any_wild:
+                continue
+            # the arcs of B this arc is tested against: all (unbounded arc), the alive ones, or
+            # (an arc that cannot beat the floor) only B's unbounded ones
+            sel = ones if st == 2.0 else (alive_b if st == 1.0 else wild_b)
             a = v.row(na, efa[i, 0])
             b = v.row(na, efa[i, 1])
             n0, n1, n2 = v.cross(a, b)
             ux, uy, uz, ca, sa = caps_a[i, 0], caps_a[i, 1], caps_a[i, 2], caps_a[i, 3], caps_a[i, 4]
             for t in range(nn):
                 q = near[t]
+                if (st == 1.0 and galive[q] == 0.0) or (st == 0.0 and gmust[q] == 0.0):
+                    continue
                 if ca >= 0.0 and ux * lx[q] + uy * ly[q] + uz * lz[q] < ca * lcos[q] - sa * lsin[q]:
                     continue  # this arc's own cap misses the group
                 b0, b1 = group_start_b[q], group_start_b[q + 1]
@@ -302,7 +432,7 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
                     sd = dx[k] * n0 + dy[k] * n1 + dz[k] * n2
                     tb = mx[k] * b[0] + my[k] * b[1] + mz[k] * b[2]
                     ta = mx[k] * a[0] + my[k] * a[1] + mz[k] * a[2]
-                    if (sc * sd >= 0.0) | (sc * tb <= 0.0) | (ta * tb >= 0.0):
+                    if (sc * sd >= 0.0) | (sc * tb <= 0.0) | (ta * tb >= 0.0) | (sel[k] == 0.0):
                         continue
                     j = order_b[k]
                     sep, n = edge_query(va, eva, i, a, b, vb_a, evb, j)
@@ -319,6 +449,21 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
     best[0], best[1], best[2] = b_sep, b_i, b_j
     best[3], best[4], best[5] = b_n
     return tests, False, visited
+
+
+@njit
+def face_supports(normals, verts, out):
+    """For each face ``f``: ``out[f]`` = the index of the vertex of ``verts (n, 3)`` least along
+    ``normals[f] (f, 3)`` (the first of equal ones), for :func:`edge_pairs_pruned` (the collision
+    kernel takes them from its face queries)."""
+    for f in range(normals.shape[0]):
+        n = v.row(normals, f)
+        lo, at = np.inf, 0
+        for i in range(verts.shape[0]):
+            d = v.dot(n, v.row(verts, i))
+            if d < lo:
+                lo, at = d, i
+        out[f] = at
 
 
 @njit

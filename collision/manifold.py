@@ -232,11 +232,14 @@ def _face_query_one(n, offset, verts):
 
 @njit
 def _face_query_soa(normals, offsets, f, xyz, m, tmp):
-    """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``.
+    """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``,
+    and the first vertex at the minimum: returns ``(separation, index)``.
 
     The same value (the same products and sums, and a minimum does not depend on the order it
     is taken in): the dot products go into ``tmp`` in a loop the compiler vectorises, and the
     minimum is taken with four running minima, so that the compares do not wait on each other.
+    The index (for the edge-pair search's bound, :func:`collision.gauss_map.edge_pairs_pruned`)
+    is found after, by a scan for that minimum.
     """
     n0, n1, n2 = normals[f, 0], normals[f, 1], normals[f, 2]
     xs, ys, zs = xyz[0], xyz[1], xyz[2]
@@ -253,7 +256,104 @@ def _face_query_soa(normals, offsets, f, xyz, m, tmp):
     while i < m:
         lo0 = min(lo0, tmp[i])
         i += 1
-    return min(min(lo0, lo1), min(lo2, lo3)) - offsets[f]
+    lo = min(min(lo0, lo1), min(lo2, lo3))
+    at = 0
+    for i in range(m):
+        if tmp[i] == lo:
+            at = i
+            break
+    return lo - offsets[f], at
+
+
+@njit
+def _face_axes_soa(normals, offsets, xyz, m, tmp, margin, c_own, sup, ub):
+    """The face axes of one hull (``normals (f, 3)``, ``offsets (f,)``) against the other hull's
+    ``m`` vertices (coordinate rows ``xyz (3, >= m)``), as the loop of :func:`_face_query_soa` over
+    the faces in order would give them, with most faces bounded instead of queried.
+
+    Any vertex bounds a face's separation from above (the separation is a minimum over the
+    vertices): with seven sample vertices of the other hull (the extremes along the axes, and the
+    one least along the direction from this hull's centre ``c_own`` to the other's) each face gets
+    the bound ``ub[f]`` from the very products its query would take the minimum of, so the bound
+    is at least the separation in floating point too. The face with the largest bound is queried
+    first; then, in face order, a face is queried only when its bound exceeds the margin or reaches
+    the best separation found: the faces skipped can neither separate nor be the largest (of equal
+    ones the first, as in face order). ``sup[f]`` gets the vertex at the minimum of each face
+    queried, the sample at the bound's minimum of the others (for the edge-pair bound of
+    :func:`collision.gauss_map.edge_pairs_pruned`, which any vertex serves).
+
+    Returns ``(sep, f, found, tests)``: the first face separating by more than ``margin`` and its
+    separation (``found``), or else the largest separation and its first face; ``tests`` the faces
+    queried.
+    """
+    xs, ys, zs = xyz[0], xyz[1], xyz[2]
+    cx = cy = cz = 0.0
+    for i in range(m):
+        cx += xs[i]
+        cy += ys[i]
+        cz += zs[i]
+    d0, d1, d2 = cx / m - c_own[0], cy / m - c_own[1], cz / m - c_own[2]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = 0
+    lx = ly = lz = lw = np.inf
+    hx = hy = hz = -np.inf
+    for i in range(m):
+        x, y, z = xs[i], ys[i], zs[i]
+        if x < lx:
+            lx, s0 = x, i
+        if x > hx:
+            hx, s1 = x, i
+        if y < ly:
+            ly, s2 = y, i
+        if y > hy:
+            hy, s3 = y, i
+        if z < lz:
+            lz, s4 = z, i
+        if z > hz:
+            hz, s5 = z, i
+        w = d0 * x + d1 * y + d2 * z
+        if w < lw:
+            lw, s6 = w, i
+    top, top_f = -np.inf, 0
+    for f in range(normals.shape[0]):
+        n0, n1, n2 = normals[f, 0], normals[f, 1], normals[f, 2]
+        lo, at = n0 * xs[s0] + n1 * ys[s0] + n2 * zs[s0], s0
+        for k in (s1, s2, s3, s4, s5, s6):
+            d = n0 * xs[k] + n1 * ys[k] + n2 * zs[k]
+            if d < lo:
+                lo, at = d, k
+        u = lo - offsets[f]
+        ub[f] = u
+        sup[f] = at
+        if u > top:
+            top, top_f = u, f
+    first, sup[top_f] = _face_query_soa(normals, offsets, top_f, xyz, m, tmp)
+    tests = 1
+    best, bf = -np.inf, -1
+    for f in range(normals.shape[0]):
+        u = ub[f]
+        if u <= margin and u < first:
+            continue
+        if f == top_f:
+            sep = first
+        else:
+            sep, sup[f] = _face_query_soa(normals, offsets, f, xyz, m, tmp)
+            tests += 1
+        if sep > margin:
+            return sep, f, True, tests
+        if sep > best:
+            best, bf = sep, f
+    return best, bf, False, tests
+
+
+@njit
+def _centre(xyz, m):
+    """The mean of the ``m`` points given as coordinate rows ``xyz (3, >= m)``."""
+    cx = cy = cz = 0.0
+    for i in range(m):
+        cx += xyz[0, i]
+        cy += xyz[1, i]
+        cz += xyz[2, i]
+    return cx / m, cy / m, cz / m
 
 
 @njit
@@ -379,12 +479,12 @@ def hull_work(vertices, faces, edges):
     ``vertices`` vertices, ``faces`` faces and ``edges`` edges each (a batch allocates them once)."""
     cap = 2 * vertices + 2
     return (np.empty((3, 3)), np.empty((vertices, 3)), np.empty((faces, 3)), np.empty(faces),
-            np.empty((15, max(edges, 1) + 1)),  # (a hull has at most e + 1 arc groups)
+            np.empty((21, max(edges, 1) + 1)),  # (a hull has at most e + 1 arc groups)
             np.empty((cap, 3)), np.empty(cap, dtype=np.int64), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.int64), np.empty(cap), np.empty((cap, 3)), np.empty(cap, dtype=np.int64),
             np.empty(cap, dtype=np.bool_), np.empty((4, 3)), np.empty((4, 3)), np.empty(6),
             np.empty(max(edges, 1) + 1, dtype=np.int64), np.empty((3, vertices)), np.empty((3, vertices)),
-            np.empty(vertices))
+            np.empty(vertices), np.empty(faces, dtype=np.int64), np.empty(faces, dtype=np.int64), np.empty(faces))
 
 
 @njit
@@ -497,31 +597,42 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
         v.store(nb_a, f, n)
         db_a[f] = db[f] + v.dot(n, tt)
 
-    # Face axes of A, then of B; stop at the first one that separates.
+    # Face axes of A, then of B; stop at the first one that separates. (Each face's nearest vertex
+    # of the other hull, sup_a / sup_b, bounds the edge pairs below.)
+    sup_a, sup_b = work[21], work[22]
     fa_sep, fa = -np.inf, -1
-    for f in range(na.shape[0]):
-        if brute:
-            sep = _face_query(na, da, f, vb_a)
-        else:
-            sep = _face_query_soa(na, da, f, xyz_b, vb.shape[0], tmp)
-        tests += 1
-        if sep > margin:
-            cache[0], cache[1], cache[2] = _FACE_A, f, -1
-            return 0, _NONE, 0, tests, -sep
-        if sep > fa_sep:
-            fa_sep, fa = sep, f
     fb_sep, fb = -np.inf, -1
-    for f in range(nb.shape[0]):
-        if brute:
+    if brute:
+        for f in range(na.shape[0]):
+            sep = _face_query(na, da, f, vb_a)
+            tests += 1
+            if sep > margin:
+                cache[0], cache[1], cache[2] = _FACE_A, f, -1
+                return 0, _NONE, 0, tests, -sep
+            if sep > fa_sep:
+                fa_sep, fa = sep, f
+        for f in range(nb.shape[0]):
             sep = _face_query(nb_a, db_a, f, va)
-        else:
-            sep = _face_query_soa(nb_a, db_a, f, xyz_a, va.shape[0], tmp)
-        tests += 1
-        if sep > margin:
-            cache[0], cache[1], cache[2] = _FACE_B, -1, f
-            return 0, _NONE, 0, tests, -sep
-        if sep > fb_sep:
-            fb_sep, fb = sep, f
+            tests += 1
+            if sep > margin:
+                cache[0], cache[1], cache[2] = _FACE_B, -1, f
+                return 0, _NONE, 0, tests, -sep
+            if sep > fb_sep:
+                fb_sep, fb = sep, f
+    else:
+        # the same axes, most faces bounded by a few vertices instead of queried (_face_axes_soa)
+        c_a = _centre(xyz_a, va.shape[0])
+        c_b = _centre(xyz_b, vb.shape[0])
+        fa_sep, fa, found, ft = _face_axes_soa(na, da, xyz_b, vb.shape[0], tmp, margin, c_a, sup_a, work[23])
+        tests += ft
+        if found:
+            cache[0], cache[1], cache[2] = _FACE_A, fa, -1
+            return 0, _NONE, 0, tests, -fa_sep
+        fb_sep, fb, found, ft = _face_axes_soa(nb_a, db_a, xyz_a, va.shape[0], tmp, margin, c_b, sup_b, work[23])
+        tests += ft
+        if found:
+            cache[0], cache[1], cache[2] = _FACE_B, -1, fb
+            return 0, _NONE, 0, tests, -fb_sep
     # Edge pairs whose Gauss-map arcs cross (B's normals negated: the Gauss
     # map of -B), found through the arcs' bounding caps (collision.gauss_map):
     # the same pairs, in another order, as the brute-force search.
@@ -529,8 +640,8 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     if brute or eva.shape[0] * evb.shape[0] <= SMALL_EDGE_PAIRS:
         et, found, _ = edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, work[4], best)
     else:
-        et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, aob, gcb, gsb,
-                                       rot, margin, work[4], work[17], best)
+        et, found, _ = edge_pairs_pruned(va, na, eva, efa, aca, aoa, gca, gsa, vb_a, nb_a, evb, efb, acb, aob, gcb,
+                                         gsb, rot, margin, max(fa_sep, fb_sep), sup_a, sup_b, work[4], work[17], best)
     tests += et
     e_sep, e_i, e_j = best[0], int(best[1]), int(best[2])
     e_n = (best[3], best[4], best[5])
