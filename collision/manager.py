@@ -659,10 +659,17 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
     have = False  # whether (o, na, nb, g) holds a pair to expand
     o = na = nb = 0
     g = 0.0
+    # The arrays and pose of the object whose pair is expanded: taken again only when the object
+    # changes (a slice of the packed table costs reference counts, more than a box test).
+    cur = -1
+    ndb, lkb, trb = nda, lka, tra
+    r, t = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), (0.0, 0.0, 0.0)
     while True:
         if have and g < best2:
-            ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
-            r, t = _placed(rel, o)
+            if o != cur:
+                ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+                r, t = _placed(rel, o)
+                cur = o
             if lka[na, 0] < 0 and lkb[nb, 0] < 0:
                 before = best2
                 best2, x, y, bi, bj = _leaf_pair_distance(tra, trb, lka, lkb, na, nb, r, t, best2, x, y, bi, bj)
@@ -673,7 +680,8 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
                         break  # the surfaces meet: nothing is nearer
             else:
                 n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
-                keys, vals = _room(keys, vals, top, 2)
+                if top + 2 > keys.shape[0]:  # (a call that returns the arrays costs reference counts)
+                    keys, vals = _room(keys, vals, top, 2)
                 code = o << (2 * _NODE_BITS)
                 if g1 < best2:
                     _heap_push(keys, vals, top, g1, code | (n1a << _NODE_BITS) | n1b)
@@ -691,7 +699,8 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
             nxt += 1
             g = _enter(rel, j, pose, poses_b[j], nda, _view(tb, mesh_b[j])[0])
             if g < best2:
-                keys, vals = _room(keys, vals, top, 1)
+                if top + 1 > keys.shape[0]:
+                    keys, vals = _room(keys, vals, top, 1)
                 _heap_push(keys, vals, top, g, j << (2 * _NODE_BITS))
                 top += 1
         if top == 0 or keys[0] >= best2:
@@ -714,7 +723,8 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
             nxt += 1
             g = _enter(rel, j, pose, poses_b[j], nda, _view(tb, mesh_b[j])[0])
             if g < best2:
-                keys, vals = _room(keys, vals, top, 1)
+                if top + 1 > keys.shape[0]:
+                    keys, vals = _room(keys, vals, top, 1)
                 keys[top] = g
                 vals[top] = j << (2 * _NODE_BITS)
                 top += 1
@@ -740,8 +750,10 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
             nb = code & _NODE_MASK
             if not g < best2:
                 continue
-            ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
-            r, t = _placed(rel, o)
+            if o != cur:
+                ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+                r, t = _placed(rel, o)
+                cur = o
             while g < best2:  # descend, nearer child first
                 if lka[na, 0] < 0 and lkb[nb, 0] < 0:
                     before = best2

@@ -19,8 +19,8 @@ from ._jit import njit
 from ._validate import MAX_COORD, as_number
 from .mesh_containment import _containment
 from .obb_tree import OBBTree
-from .tree_pair import (_a_frame, _apply, _b_frame, _descend_a, _frame_in_b, _gap2_in, _gap2_rel,
-                        _query_pose, _raise_pose, _relative_t, _tree, _tri, boxes_gap2, pose_status)
+from .tree_pair import (_apply, _query_pose, _raise_pose, _relative_t, _tree, _tri, boxes_gap2, child_pair_gaps,
+                        pose_status)
 from .triangle import closest_pt_triangle_triangle_below_t, closest_pt_triangle_triangle_t, plane_gap2_t
 
 __all__ = ["DistanceResult", "distance", "within"]
@@ -82,21 +82,7 @@ def _leaf_pair_distance(tri_a, tri_b, links_a, links_b, na, nb, r, t, best2, x, 
 @njit(inline="always")
 def _child_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t):
     """The two child pairs of ``(na, nb)`` (RAPID's descent rule) with their squared box gaps, nearer first."""
-    if _descend_a(nodes_a, links_a, nodes_b, links_b, na, nb):
-        c = links_a[na, 0]
-        n0a, n0b, n1a, n1b = c, nb, c + 1, nb
-        bf = _b_frame(nodes_b, nb, r, t)  # shared by both children of A
-        g0 = _gap2_in(nodes_a, n0a, nodes_b, n0b, bf)
-        g1 = _gap2_in(nodes_a, n1a, nodes_b, n1b, bf)
-    else:
-        c = links_b[nb, 0]
-        n0a, n0b, n1a, n1b = na, c, na, c + 1
-        af = _a_frame(nodes_a, na, r, t)  # shared by both children of B
-        g0 = _gap2_rel(_frame_in_b(af, nodes_b, n0b), nodes_a, na, nodes_b, n0b)
-        g1 = _gap2_rel(_frame_in_b(af, nodes_b, n1b), nodes_a, na, nodes_b, n1b)
-    if g0 > g1:
-        n0a, n0b, g0, n1a, n1b, g1 = n1a, n1b, g1, n0a, n0b, g0
-    return n0a, n0b, g0, n1a, n1b, g1
+    return child_pair_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t)
 
 
 # Size of the best-first heap at which the distance traversal goes on depth-first.

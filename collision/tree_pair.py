@@ -350,3 +350,135 @@ def _second_nearer(nodes, c, p):
     d0 = (nodes[c, 0] - p[0]) ** 2 + (nodes[c, 1] - p[1]) ** 2 + (nodes[c, 2] - p[2]) ** 2
     d1 = (nodes[c + 1, 0] - p[0]) ** 2 + (nodes[c + 1, 1] - p[1]) ** 2 + (nodes[c + 1, 2] - p[2]) ** 2
     return d1 < d0
+
+
+# ---------------------------------------------------------------------------
+# The same node-pair numbers from node rows read once into tuples. numba keeps a
+# reference count on every array an inlined helper binds; where that helper sits
+# in a branch, its increments and decrements (atomic, out of line) are not pruned
+# and cost more than the box test itself (measured: the descent rule alone took
+# ~100 ns per call with its four arrays, ~2 ns on scalars). The hot loops of the
+# distance search therefore read the rows in straight-line code and branch on
+# numbers only. The arithmetic is that of the array forms above, in the same
+# order, so the results are bit-for-bit the same.
+# ---------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def _row(nodes, n):
+    """Node ``n``'s box as tuples: ``(centre, axis0, axis1, axis2, half extents)``."""
+    return ((nodes[n, 0], nodes[n, 1], nodes[n, 2]), (nodes[n, 3], nodes[n, 4], nodes[n, 5]),
+            (nodes[n, 6], nodes[n, 7], nodes[n, 8]), (nodes[n, 9], nodes[n, 10], nodes[n, 11]),
+            (nodes[n, 12], nodes[n, 13], nodes[n, 14]))
+
+
+@njit(inline="always")
+def _split_a_rule(child_a, child_b, size_a, size_b):
+    """:func:`_descend_a` on numbers: the first children (negative for a leaf) and the bounding-sphere radii."""
+    if child_b < 0:
+        return True
+    if child_a < 0:
+        return False
+    return size_a >= size_b
+
+
+@njit(inline="always")
+def _b_frame_row(row_b, r, t):
+    """:func:`_b_frame` on a row from :func:`_row`."""
+    cb, b0, b1, b2, _ = row_b
+    bw0 = (v.dot(r[0], b0), v.dot(r[1], b0), v.dot(r[2], b0))
+    bw1 = (v.dot(r[0], b1), v.dot(r[1], b1), v.dot(r[2], b1))
+    bw2 = (v.dot(r[0], b2), v.dot(r[1], b2), v.dot(r[2], b2))
+    c = (v.dot(r[0], cb) + t[0], v.dot(r[1], cb) + t[1], v.dot(r[2], cb) + t[2])
+    return c, bw0, bw1, bw2
+
+
+@njit(inline="always")
+def _frame_in_a_row(row_a, bf):
+    """:func:`_frame_in_a` on a row from :func:`_row`."""
+    c, bw0, bw1, bw2 = bf
+    ca, a0, a1, a2, _ = row_a
+    d = (c[0] - ca[0], c[1] - ca[1], c[2] - ca[2])
+    return (v.dot(a0, d), v.dot(a1, d), v.dot(a2, d),
+            v.dot(a0, bw0), v.dot(a0, bw1), v.dot(a0, bw2),
+            v.dot(a1, bw0), v.dot(a1, bw1), v.dot(a1, bw2),
+            v.dot(a2, bw0), v.dot(a2, bw1), v.dot(a2, bw2))
+
+
+@njit(inline="always")
+def _a_frame_row(row_a, r, t):
+    """:func:`_a_frame` on a row from :func:`_row`."""
+    ca, a0, a1, a2, _ = row_a
+    a = a0
+    m0 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    a = a1
+    m1 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    a = a2
+    m2 = (r[0][0] * a[0] + r[1][0] * a[1] + r[2][0] * a[2], r[0][1] * a[0] + r[1][1] * a[1] + r[2][1] * a[2],
+          r[0][2] * a[0] + r[1][2] * a[1] + r[2][2] * a[2])
+    d = (t[0] - ca[0], t[1] - ca[1], t[2] - ca[2])
+    s = (v.dot(a0, d), v.dot(a1, d), v.dot(a2, d))
+    return m0, m1, m2, s
+
+
+@njit(inline="always")
+def _frame_in_b_row(af, row_b):
+    """:func:`_frame_in_b` on a row from :func:`_row`."""
+    m0, m1, m2, s = af
+    cb, b0, b1, b2, _ = row_b
+    return (v.dot(m0, cb) + s[0], v.dot(m1, cb) + s[1], v.dot(m2, cb) + s[2],
+            v.dot(m0, b0), v.dot(m0, b1), v.dot(m0, b2),
+            v.dot(m1, b0), v.dot(m1, b1), v.dot(m1, b2),
+            v.dot(m2, b0), v.dot(m2, b1), v.dot(m2, b2))
+
+
+@njit(inline="always")
+def _gap2_rel_ext(rel, ea, eb):
+    """:func:`_gap2_rel` with the half extents ``ea, eb`` given as tuples."""
+    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = rel
+    p0, p1, p2 = _clamp(t0, ea[0]), _clamp(t1, ea[1]), _clamp(t2, ea[2])
+    l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
+    l1 = r01 * (p0 - t0) + r11 * (p1 - t1) + r21 * (p2 - t2)
+    l2 = r02 * (p0 - t0) + r12 * (p1 - t1) + r22 * (p2 - t2)
+    l0, l1, l2 = _clamp(l0, eb[0]), _clamp(l1, eb[1]), _clamp(l2, eb[2])
+    q0 = t0 + r00 * l0 + r01 * l1 + r02 * l2  # back in A's frame
+    q1 = t1 + r10 * l0 + r11 * l1 + r12 * l2
+    q2 = t2 + r20 * l0 + r21 * l1 + r22 * l2
+    p0, p1, p2 = _clamp(q0, ea[0]), _clamp(q1, ea[1]), _clamp(q2, ea[2])
+    return _axis_gap2(q0 - p0, q1 - p1, q2 - p2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb)
+
+
+@njit(inline="always")
+def child_pair_gaps(nodes_a, links_a, nodes_b, links_b, na, nb, r, t):
+    """The two child pairs of ``(na, nb)`` by RAPID's descent rule (:func:`_descend_a`) and their
+    squared box gaps (:func:`_gap2_rel`), nearer first: ``(n0a, n0b, g0, n1a, n1b, g1)``.
+
+    The rows of the four boxes involved are read in straight-line code (the
+    parent's row twice) and only numbers are branched on (see above).
+    """
+    ca = links_a[na, 0]
+    cb = links_b[nb, 0]
+    split_a = _split_a_rule(ca, cb, nodes_a[na, 15], nodes_b[nb, 15])
+    n0a = ca if split_a else na
+    n1a = ca + 1 if split_a else na
+    n0b = nb if split_a else cb
+    n1b = nb if split_a else cb + 1
+    a0 = _row(nodes_a, n0a)
+    a1 = _row(nodes_a, n1a)
+    b0 = _row(nodes_b, n0b)
+    b1 = _row(nodes_b, n1b)
+    if split_a:
+        bf = _b_frame_row(b0, r, t)  # shared by both children of A
+        rel0 = _frame_in_a_row(a0, bf)
+        rel1 = _frame_in_a_row(a1, bf)
+    else:
+        af = _a_frame_row(a0, r, t)  # shared by both children of B
+        rel0 = _frame_in_b_row(af, b0)
+        rel1 = _frame_in_b_row(af, b1)
+    g0 = _gap2_rel_ext(rel0, a0[4], b0[4])
+    g1 = _gap2_rel_ext(rel1, a1[4], b1[4])
+    if g0 > g1:
+        return n1a, n1b, g1, n0a, n0b, g0
+    return n0a, n0b, g0, n1a, n1b, g1
