@@ -57,12 +57,16 @@ def run_hull(ha, pa, hb, pb, margin, cache, brute):
 
 
 def assert_same(ha, pa, hb, pb, margin, cache0):
+    """The box route's outputs and cache equal the hull kernel's brute-force twin's, and the hull
+    kernel's but for the count of features tested (it skips faces its bounds rule out)."""
     c_box = cache0.copy()
     got = run_box(ha, pa, hb, pb, margin, c_box)
     for brute in (False, True):
         c_ref = cache0.copy()
         ref = run_hull(ha, pa, hb, pb, margin, c_ref, brute)
         for k, (x, y) in enumerate(zip(got, ref)):
+            if k == 3 and not brute:  # features tested: the hull kernel bounds faces before querying them
+                continue
             assert np.array_equal(x, y), (brute, k, x, y)
         assert np.array_equal(c_box, c_ref), (brute, c_box, c_ref)
     return got

@@ -4,8 +4,8 @@ Reference: :func:`collision.manifold.collide_hull_hull` (itself tested against
 analytic answers and ``convex_convex_sat`` in tests/collision/test_manifold.py), called
 pair by pair with its own HullData and a per-pair cache array. The batch runs
 the same compiled kernel on slices of the table, so the comparison is exact
-(``np.array_equal``, no tolerance) for every field: count, kind, tests,
-sat_depth, normal, points, depths, ids, and the caches after the call.
+(``np.array_equal``, no tolerance) for every field: count, kind, tests (but for
+box pairs, see :func:`check_equal_one_by_one`), sat_depth, normal, points, depths, ids, and the caches after the call.
 
 Hull sets: boxes of random half extents, random 64-vertex hulls (points near
 a sphere), small random hulls (6-12 points), and the same HullData used
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from obbcollide import ConvexPolyhedron
+from obbcollide.box_box import is_box
 from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
 from obbcollide.hull_data import HullData
 from obbcollide.manifold import KIND_NAMES, collide_hull_hull
@@ -54,7 +55,11 @@ def check_equal_one_by_one(hulls, table, ids, ia, pa, ib, pb, margin, caches):
     for i in range(len(ia)):
         m = collide_hull_hull(hulls[ids.index(ia[i])], pa[i], hulls[ids.index(ib[i])], pb[i], margin, ref_caches[i])
         b = out.manifold(i)
-        assert b.kind == m.kind and b.tests == m.tests, (i, b, m)
+        both_boxes = is_box(hulls[ids.index(ia[i])]) and is_box(hulls[ids.index(ib[i])])
+        # a box pair takes collision.box_box, which queries every face (as the hull kernel's
+        # brute-force twin does); the hull kernel skips faces its bounds rule out, so only the
+        # count of features tested may differ there
+        assert b.kind == m.kind and (both_boxes or b.tests == m.tests), (i, b, m)
         assert b.sat_depth == m.sat_depth or (np.isnan(b.sat_depth) and np.isnan(m.sat_depth)), i
         assert out.count[i] == len(m) and KIND_NAMES[out.kind[i]] == m.kind
         for f in FIELDS:
