@@ -41,7 +41,7 @@ from . import _vec as v
 from ._jit import njit
 from .closest_pair import closest_pt_segment_segment_t
 from .contact_reduce import _reduce_into
-from .gauss_map import PARALLEL_SINE
+from .gauss_map import PARALLEL_SINE, is_minkowski_face
 from .hull_data import HullData
 from .manifold import ABS_TOL, EDGE_REL_TOL, FACE_REL_TOL, MERGE_TOL
 from .transform import check_pose_kernel
@@ -121,22 +121,6 @@ def _edge_sep(pa, qa, pb, qb, a, b):
     if v.dot(n, v.add(a, b)) < 0.0:
         n = v.scale(n, -1.0)
     return v.dot(n, v.sub(pb, pa)), n
-
-
-@njit(inline="always")
-def _minkowski(a, b, c, d):
-    """:func:`collision.gauss_map.is_minkowski_face` with the same products."""
-    n_ab = v.cross(a, b)
-    sc = v.dot(c, n_ab)
-    sd = v.dot(d, n_ab)
-    if sc * sd >= 0.0:
-        return False
-    n_cd = v.cross(c, d)
-    ta = v.dot(a, n_cd)
-    tb = v.dot(b, n_cd)
-    if ta * tb >= 0.0:
-        return False
-    return sc * tb > 0.0
 
 
 @njit
@@ -316,7 +300,7 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
         g0, g1 = ib[_EF0 + 2 * cj], ib[_EF0 + 2 * cj + 1]
         c = v.scale(_to_frame(rot, zero, (fb[_N0 + 3 * g0], fb[_N0 + 3 * g0 + 1], fb[_N0 + 3 * g0 + 2])), -1.0)
         d = v.scale(_to_frame(rot, zero, (fb[_N0 + 3 * g1], fb[_N0 + 3 * g1 + 1], fb[_N0 + 3 * g1 + 2])), -1.0)
-        if _minkowski(a, b, c, d):
+        if is_minkowski_face(a, b, c, d):
             u0, u1 = ia[_EV0 + 2 * ci], ia[_EV0 + 2 * ci + 1]
             w0, w1 = ib[_EV0 + 2 * cj], ib[_EV0 + 2 * cj + 1]
             pb0 = v.add(_to_frame(rot, zero, (fb[3 * w0], fb[3 * w0 + 1], fb[3 * w0 + 2])), tt)

@@ -250,17 +250,7 @@ def _gap2_rel(rel, nodes_a, na, nodes_b, nb):
     """
     ea = (nodes_a[na, 12], nodes_a[na, 13], nodes_a[na, 14])
     eb = (nodes_b[nb, 12], nodes_b[nb, 13], nodes_b[nb, 14])
-    t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = rel
-    p0, p1, p2 = _clamp(t0, ea[0]), _clamp(t1, ea[1]), _clamp(t2, ea[2])
-    l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
-    l1 = r01 * (p0 - t0) + r11 * (p1 - t1) + r21 * (p2 - t2)
-    l2 = r02 * (p0 - t0) + r12 * (p1 - t1) + r22 * (p2 - t2)
-    l0, l1, l2 = _clamp(l0, eb[0]), _clamp(l1, eb[1]), _clamp(l2, eb[2])
-    q0 = t0 + r00 * l0 + r01 * l1 + r02 * l2  # back in A's frame
-    q1 = t1 + r10 * l0 + r11 * l1 + r12 * l2
-    q2 = t2 + r20 * l0 + r21 * l1 + r22 * l2
-    p0, p1, p2 = _clamp(q0, ea[0]), _clamp(q1, ea[1]), _clamp(q2, ea[2])
-    return _axis_gap2(q0 - p0, q1 - p1, q2 - p2, t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22, ea, eb)
+    return _gap2_rel_ext(rel, ea, eb)
 
 
 @njit(inline="always")
@@ -436,7 +426,7 @@ def _frame_in_b_row(af, row_b):
 
 @njit(inline="always")
 def _gap2_rel_ext(rel, ea, eb):
-    """:func:`_gap2_rel` with the half extents ``ea, eb`` given as tuples."""
+    """:func:`_gap2_rel` with the half extents ``ea, eb`` given as tuples (the arithmetic of both)."""
     t0, t1, t2, r00, r01, r02, r10, r11, r12, r20, r21, r22 = rel
     p0, p1, p2 = _clamp(t0, ea[0]), _clamp(t1, ea[1]), _clamp(t2, ea[2])
     l0 = r00 * (p0 - t0) + r10 * (p1 - t1) + r20 * (p2 - t2)  # in B's frame
