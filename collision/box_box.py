@@ -32,8 +32,6 @@ hull's own order (so indices and feature ids are the hull's).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -41,7 +39,7 @@ from . import _vec as v
 from ._jit import njit
 from .closest_pair import closest_pt_segment_segment_t
 from .contact_reduce import _reduce_into
-from .gauss_map import PARALLEL_SINE, is_minkowski_face
+from .gauss_map import edge_sep, is_minkowski_face
 from .hull_data import HullData
 from .manifold import ABS_TOL, EDGE_REL_TOL, FACE_REL_TOL, MERGE_TOL
 from .transform import check_pose_kernel
@@ -105,22 +103,6 @@ def _to_frame(rot, t, p):
     return (rot[0, 0] * p[0] + rot[0, 1] * p[1] + rot[0, 2] * p[2] + t[0],
             rot[1, 0] * p[0] + rot[1, 1] * p[1] + rot[1, 2] * p[2] + t[1],
             rot[2, 0] * p[0] + rot[2, 1] * p[1] + rot[2, 2] * p[2] + t[2])
-
-
-@njit(inline="always")
-def _edge_sep(pa, qa, pb, qb, a, b):
-    """:func:`collision.gauss_map.edge_query` on the edges' end points ``pa-qa`` (A) and ``pb-qb``
-    (B, in A's frame) and A's arc ``a-b``: ``(sep, normal)``, ``-inf`` for (near) parallel edges."""
-    e1 = v.sub(qa, pa)
-    e2 = v.sub(qb, pb)
-    n = v.cross(e1, e2)
-    ln = v.norm(n)
-    if ln <= PARALLEL_SINE * math.sqrt(v.norm2(e1) * v.norm2(e2)):
-        return -np.inf, n
-    n = v.scale(n, 1.0 / ln)
-    if v.dot(n, v.add(a, b)) < 0.0:
-        n = v.scale(n, -1.0)
-    return v.dot(n, v.sub(pb, pa)), n
 
 
 @njit
@@ -305,7 +287,7 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
             w0, w1 = ib[_EV0 + 2 * cj], ib[_EV0 + 2 * cj + 1]
             pb0 = v.add(_to_frame(rot, zero, (fb[3 * w0], fb[3 * w0 + 1], fb[3 * w0 + 2])), tt)
             pb1 = v.add(_to_frame(rot, zero, (fb[3 * w1], fb[3 * w1 + 1], fb[3 * w1 + 2])), tt)
-            sep, _ = _edge_sep((fa[3 * u0], fa[3 * u0 + 1], fa[3 * u0 + 2]),
+            sep, _ = edge_sep((fa[3 * u0], fa[3 * u0 + 1], fa[3 * u0 + 2]),
                                (fa[3 * u1], fa[3 * u1 + 1], fa[3 * u1 + 2]), pb0, pb1, a, b)
             tests += 1
             if sep > margin:
@@ -376,7 +358,7 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
             ta = m[0] * a[0] + m[1] * a[1] + m[2] * a[2]
             if ta * tb >= 0.0:
                 continue
-            sep, n = _edge_sep(_row(ws, _VA + ia[_EV0 + 2 * i]), _row(ws, _VA + ia[_EV0 + 2 * i + 1]),
+            sep, n = edge_sep(_row(ws, _VA + ia[_EV0 + 2 * i]), _row(ws, _VA + ia[_EV0 + 2 * i + 1]),
                                _row(ws, _VB + ib[_EV0 + 2 * j]), _row(ws, _VB + ib[_EV0 + 2 * j + 1]), a, b)
             if sep == -np.inf:
                 continue

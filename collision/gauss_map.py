@@ -200,10 +200,15 @@ def edge_query(va, ea, i, a, b, vb, eb, j):
     Returns ``(sep, normal)``; ``sep = -inf`` for (near) parallel edges. The
     normal is oriented out of A: it lies on A's arc ``a-b``, so ``n.(a+b) > 0``.
     """
-    pa = v.row(va, ea[i, 0])
-    e1 = v.sub(v.row(va, ea[i, 1]), pa)
-    pb = v.row(vb, eb[j, 0])
-    e2 = v.sub(v.row(vb, eb[j, 1]), pb)
+    return edge_sep(v.row(va, ea[i, 0]), v.row(va, ea[i, 1]), v.row(vb, eb[j, 0]), v.row(vb, eb[j, 1]), a, b)
+
+
+@njit(inline="always")
+def edge_sep(pa, qa, pb, qb, a, b):
+    """:func:`edge_query` on the edges' end points ``pa-qa`` (A) and ``pb-qb`` (B, in A's frame)
+    and A's arc ``a-b`` (tuples): ``(sep, normal)``, ``-inf`` for (near) parallel edges."""
+    e1 = v.sub(qa, pa)
+    e2 = v.sub(qb, pb)
     n = v.cross(e1, e2)
     ln = v.norm(n)
     if ln <= PARALLEL_SINE * math.sqrt(v.norm2(e1) * v.norm2(e2)):

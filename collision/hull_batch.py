@@ -290,31 +290,24 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
                     box_f[ia[i]], box_i[ia[i]], box_f[ib[i]], box_i[ib[i]], poses_a[i], poses_b[i], margins[i],
                     min(scale[ia[i]], scale[ib[i]]), caches[i], bwork,
                     normal[i], points_a[i], points_b[i], depths[i], ids[i])
-                if st != 0:
-                    bad_row[r], bad_st[r] = i, st
-                    break
-                count[i] = cnt
-                kind[i] = kd
-                tests[i] = ts
-                sat_depth[i] = sd
-                continue
-            if ia[i] != a:
-                a = ia[i]
-                sa, ea = starts[a], starts[a + 1]
-                va, na, da, fsa, fva = V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]]
-                eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
-                aca, aoa, gca, gsa = AC[sa[9]:ea[9]], AO[sa[10]:ea[10]], GC[sa[11]:ea[11]], GS[sa[12]:ea[12]]
-            if ib[i] != b:
-                b = ib[i]
-                sb, eb = starts[b], starts[b + 1]
-                vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
-                evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
-                acb, aob, gcb, gsb = AC[sb[9]:eb[9]], AO[sb[10]:eb[10]], GC[sb[11]:eb[11]], GS[sb[12]:eb[12]]
-            st, kd, cnt, ts, sd = collide_hull_hull_into(
-                va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
-                vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
-                poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
-                work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
+            else:
+                if ia[i] != a:
+                    a = ia[i]
+                    sa, ea = starts[a], starts[a + 1]
+                    va, na, da, fsa, fva = V[sa[0]:ea[0]], N[sa[1]:ea[1]], D[sa[2]:ea[2]], FS[sa[3]:ea[3]], FV[sa[4]:ea[4]]
+                    eva, efa, vfsa, vfa = EV[sa[5]:ea[5]], EF[sa[6]:ea[6]], VFS[sa[7]:ea[7]], VF[sa[8]:ea[8]]
+                    aca, aoa, gca, gsa = AC[sa[9]:ea[9]], AO[sa[10]:ea[10]], GC[sa[11]:ea[11]], GS[sa[12]:ea[12]]
+                if ib[i] != b:
+                    b = ib[i]
+                    sb, eb = starts[b], starts[b + 1]
+                    vb, nb, db, fsb, fvb = V[sb[0]:eb[0]], N[sb[1]:eb[1]], D[sb[2]:eb[2]], FS[sb[3]:eb[3]], FV[sb[4]:eb[4]]
+                    evb, efb, vfsb, vfb = EV[sb[5]:eb[5]], EF[sb[6]:eb[6]], VFS[sb[7]:eb[7]], VF[sb[8]:eb[8]]
+                    acb, aob, gcb, gsb = AC[sb[9]:eb[9]], AO[sb[10]:eb[10]], GC[sb[11]:eb[11]], GS[sb[12]:eb[12]]
+                st, kd, cnt, ts, sd = collide_hull_hull_into(
+                    va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
+                    vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
+                    poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
+                    work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
             if st != 0:
                 bad_row[r], bad_st[r] = i, st
                 break
