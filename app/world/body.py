@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from obbcollide._jit import njit
-from obbcollide.shapes import HalfSpace, Hull
+from obbcollide.shapes import HalfSpace, Hull, TriMesh
 
 __all__ = ["Body", "MassProperties", "BodyTable", "STATIC", "KINEMATIC", "DYNAMIC"]
 
@@ -140,7 +140,7 @@ class Body:
         self.still = still
         self.home = self.pose.copy() if home is None else np.array(home, dtype=float)
         self.home_motion = (self.velocity.copy(), self.spin.copy())
-        self.radius = float(np.linalg.norm(self.tree.half_extents[0]))
+        self._bound = None  # (key, half extents): see bound_half
 
     def __repr__(self):
         return f"Body({self.name!r}, motion={self.motion!r})"
@@ -225,12 +225,32 @@ class Body:
         """True for a body with a half-space (an infinite ground): it stays out of the broad phase."""
         return any(isinstance(s, HalfSpace) for s in self._shapes)
 
+    @property
+    def bound_half(self):
+        """(3,) half extents of the body's bounding box: the root OBB of its tree (same centre and
+        axes), grown where its collision shapes reach out of it. Convex pieces made by a
+        decomposition (V-HACD) do not lie inside the mesh: their hulls bulge out of it by a few
+        millimetres, and two bodies resting on such bulges have meshes, and root OBBs, that are
+        apart. The broad phase, the ground pairs and the sweep work on this box, so the pair of
+        two touching bodies stays a candidate. Kept until :attr:`shapes` or :attr:`tree` is
+        replaced."""
+        key = (id(self.tree), id(self._shapes))
+        if self._bound is None or self._bound[0] != key:
+            self._bound = (key, shapes_half(self.tree.centers[0], self.tree.axes[0], self.tree.half_extents[0],
+                                            self._shapes))
+        return self._bound[1]
+
+    @property
+    def radius(self):
+        """Of the bounding box's (:attr:`bound_half`) circumscribed sphere, about its centre."""
+        return float(np.linalg.norm(self.bound_half))
+
     def world_aabb(self):
-        """(2, 3): tight world AABB of the root OBB (|R| times the half extents)."""
+        """(2, 3): tight world AABB of the bounding box :attr:`bound_half` (|R| times the half extents)."""
         pose = self.pose
         rot = pose[:3, :3] @ self.tree.axes[0].T
         center = pose[:3, :3] @ self.tree.centers[0] + pose[:3, 3]
-        half = np.abs(rot) @ self.tree.half_extents[0]
+        half = np.abs(rot) @ self.bound_half
         return np.stack([center - half, center + half])
 
     def world_center(self):
@@ -255,9 +275,10 @@ class BodyTable:
         The rows without and with a half-space.
     shape_count : (n,) int64
     radius : (n,) float64
-        Of the root OBB's circumscribed sphere, about its centre.
+        Of the bounding box's circumscribed sphere, about its centre.
     root_center, root_half : (n, 3) float64; root_axes : (n, 3, 3) float64
-        Root OBBs, model frame.
+        Bounding boxes, model frame: the root OBBs' centres and axes, and half extents grown to
+        hold the collision shapes (:attr:`Body.bound_half`).
     friction, restitution : (n,) float64
         NaN for None (the dynamics' default).
     com : (n, 3) float64
@@ -330,7 +351,7 @@ class BodyTable:
         self.radius = np.array([b.radius for b in bodies], dtype=float).reshape(n)
         self.root_center = np.array([b.tree.centers[0] for b in bodies], dtype=float).reshape(n, 3)
         self.root_axes = np.array([b.tree.axes[0] for b in bodies], dtype=float).reshape(n, 3, 3)
-        self.root_half = np.array([b.tree.half_extents[0] for b in bodies], dtype=float).reshape(n, 3)
+        self.root_half = np.array([b.bound_half for b in bodies], dtype=float).reshape(n, 3)
         self.friction = np.array([np.nan if b.friction is None else b.friction for b in bodies], float).reshape(n)
         self.restitution = np.array([np.nan if b.restitution is None else b.restitution for b in bodies],
                                     float).reshape(n)
@@ -348,6 +369,27 @@ class BodyTable:
                 self.inv_inertia[k] = inverses[id(m)]
         self.state.stale = False
         self.version += 1
+
+
+def shapes_half(center, axes, half, shapes):
+    """(3,) half extents of the box of centre ``center`` (3,) and axes ``axes`` (3, 3) rows that holds
+    the box of half extents ``half`` (3,) and every bounded shape of ``shapes`` (model frame): a
+    hull's vertices, a sphere's or capsule's core grown by its radius, a triangle mesh's root OBB
+    corners; half-spaces are unbounded and left out."""
+    out = np.array(half, dtype=float)
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    for s in shapes:
+        if isinstance(s, HalfSpace):
+            continue
+        if isinstance(s, TriMesh):
+            t = s.tree
+            points, grow = t.centers[0] + (signs * t.half_extents[0]) @ t.axes[0], 0.0
+        else:  # Hull (radius 0), Sphere, Capsule: a core and a radius
+            points, grow = np.asarray(s.core, float).reshape(-1, 3), float(getattr(s, "radius", 0.0))
+        if len(points):
+            reach = np.abs((points - center) @ np.asarray(axes, float).T).max(axis=0) + grow
+            out = np.maximum(out, reach)
+    return out
 
 
 @njit(cache=True)

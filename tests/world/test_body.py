@@ -17,6 +17,7 @@ import obbcollide as co
 from app.world.body import DYNAMIC, KINEMATIC, STATIC, Body, BodyTable
 from app.scene.loader import mass_properties
 from app.world.world import World, pose_matrix
+from obbcollide.shapes import Hull
 
 from .._bodies import ball_body, box_body, ground_body
 from .._reference import random_rotation
@@ -352,7 +353,8 @@ def test_derive_gives_inverse_mass_and_inertia_of_dynamic_bodies_only():
     # and the bounding data the broad phase uses
     for k, b in enumerate(bodies):
         assert t.radius[k] == pytest.approx(b.radius)
-        np.testing.assert_array_equal(t.root_half[k], b.tree.half_extents[0])
+        np.testing.assert_array_equal(t.root_half[k], b.bound_half)
+        assert np.all(b.bound_half >= b.tree.half_extents[0])
         assert t.shape_count[k] == len(b.shapes)
 
 
@@ -395,3 +397,47 @@ def test_a_body_listed_twice_does_not_crash_the_step():
     assert ball.pose[1, 3] == pytest.approx(0.1, abs=0.005)  # and it fell and rests on the ground
     assert all(pm.a is not pm.b for pm in w.manifolds)  # never in contact with itself
     assert w.table.motion[3] == STATIC and list(w.table.alias) == [0, 1, 2, 1]  # the copy is inert
+
+
+# -- the bounding box holds the collision shapes ------------------------------------------------
+
+
+def bulging_body(name, half, bulge, pos, motion="dynamic", rot=None):
+    """A box mesh of half extents ``half`` whose two convex pieces (its halves along x) reach ``bulge``
+    past its top and bottom faces, as a decomposition's hulls bulge out of the mesh they approximate."""
+    b = box_body(name, half, pos, motion=motion, rot=rot)
+    hx, hy, hz = half
+    pieces = []
+    for x0, x1 in ((-hx, 0.0), (0.0, hx)):
+        corners = np.array([[x, y, z] for x in (x0, x1) for y in (-hy - bulge, hy + bulge) for z in (-hz, hz)])
+        pieces.append(Hull.from_points(corners))
+    b.shapes = pieces
+    return b
+
+
+def test_the_bounding_box_holds_pieces_that_bulge_out_of_the_mesh():
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        b = bulging_body("b", (0.3, 0.2, 0.1), float(rng.uniform(0.001, 0.02)), rng.uniform(-1, 1, 3),
+                         rot=random_rotation(rng))
+        lo, hi = b.world_aabb()
+        for h in b.shapes:  # brute force: every piece vertex in the world
+            w = h.core @ b.pose[:3, :3].T + b.pose[:3, 3]
+            assert np.all(w >= lo - 1e-12) and np.all(w <= hi + 1e-12)
+        # grown only where the pieces reach out (y), the rest is the root OBB's
+        bulge = b.bound_half - b.tree.half_extents[0]
+        axis = int(np.argmax(np.abs(b.tree.axes[0][:, 1])))  # the root OBB's axis along model y
+        assert bulge[axis] > 0 and np.delete(bulge, axis) == pytest.approx(0.0, abs=1e-12)
+        assert b.radius == pytest.approx(float(np.linalg.norm(b.bound_half)))
+    # shapes inside the mesh's box leave it as it is; a ball's sphere is its box's inscribed sphere
+    box = box_body("box", (0.1, 0.2, 0.3), (0, 0, 0))
+    np.testing.assert_array_equal(box.bound_half, box.tree.half_extents[0])
+    ball = ball_body("ball", 0.25, (0, 0, 0))
+    np.testing.assert_allclose(ball.bound_half, 0.25, rtol=0, atol=1e-9)
+    # replacing the shapes replaces the box, and the world's table follows
+    w = World([box], dt=DT)
+    w.step()
+    box.shapes = [Hull.from_points(np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.1, 0.0], [0.0, 0.0, 0.1]]))]
+    assert box.bound_half[int(np.argmax(np.abs(box.tree.axes[0][:, 0])))] == pytest.approx(0.5)
+    w.step()
+    np.testing.assert_array_equal(w.table.root_half[0], box.bound_half)
