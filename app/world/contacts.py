@@ -60,16 +60,17 @@ import numpy as np
 
 from obbcollide._jit import njit
 from obbcollide.convex_mesh import collide_convex_trimesh
-from obbcollide.halfspace_batch import CoreTable, collide_halfspace_pairs
+from obbcollide.halfspace_batch import CoreTable, _halfspace_kernel, collide_halfspace_pairs
 from obbcollide.hull_batch import HullTable, collide_hull_pairs
 from obbcollide.manifold import KIND_NAMES, Manifold
 from obbcollide.round_batch import collide_sphere_pairs
 from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
 from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
+from obbcollide.transform import POSE_ERRORS, check_pose_kernel
 
 from .body import DYNAMIC, STATIC, box_world_bounds
-from .contact_store import (_W_COUNT, _W_SAT, ContactStore, in_sorted, key_compare, next_store, pack_rows, rows_array,
-                            sort_store, touch_events)
+from .contact_store import (_W_COUNT, _W_SAT, ContactStore, _pack_kernel, in_sorted, key_compare, next_store, pack_rows,
+                            rows_array, sort_store, touch_events)
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
 
@@ -342,6 +343,33 @@ def _halfspace_inputs(rows, flip, words, ga, gb, core, plane, pose, margins):
     return cids, poses, normals, offsets, mg
 
 
+_FACE_A_KIND = KIND_NAMES.index("face_a")
+
+
+@njit(cache=True)
+def _halfspace_route(rows, flip, words, ga, gb, core, plane, pose, margins, points, starts, radius, reals):
+    """The half-space batch of the piece pairs ``rows`` in one call: :func:`_halfspace_inputs`,
+    the batch's kernel (:func:`collision.halfspace_batch._halfspace_kernel`, on outputs made as
+    :meth:`collision.hull_batch.ManifoldBatch.empty` makes them) and the rows' packing into the
+    store (``words``, ``reals``; :func:`app.world.contact_store.pack_rows` without SAT caches or
+    keys): what :meth:`ContactManager._narrow` did in five calls from Python. ``points``,
+    ``starts``, ``radius``: the core table's. Returns the row of ``rows`` whose pose the kernel
+    rejected, else -1."""
+    cids, poses, normals, offsets, mg = _halfspace_inputs(rows, flip, words, ga, gb, core, plane, pose, margins)
+    k = rows.shape[0]
+    count, normal = np.zeros(k, np.int64), np.zeros((k, 3))
+    points_a, points_b, depths = np.zeros((k, 4, 3)), np.zeros((k, 4, 3)), np.zeros((k, 4))
+    ids, kind = np.zeros((k, 4), np.int64), np.full(k, _FACE_A_KIND, np.int64)
+    tests, sat_depth = np.zeros(k, np.int64), np.zeros(k)
+    bad = _halfspace_kernel(points, starts, radius, cids, poses, normals, offsets, mg, count, normal, points_a,
+                            points_b, depths, ids, kind, sat_depth)
+    if bad >= 0:
+        return bad
+    _pack_kernel(rows, np.zeros((0, 5), np.int64), count, normal, kind, tests, sat_depth, np.full((0, 3), -1, np.int64),
+                 points_a, points_b, depths, ids, flip, words, reals)
+    return -1
+
+
 @njit(cache=True)
 def _sphere_inputs(rows, flip, words, ga, gb, kind, core, pose, margins):
     """The sphere batch's arguments for the piece pairs ``rows``: core id and pose of the sphere and
@@ -562,6 +590,8 @@ class ContactManager:
                                                           self._apart)
                 batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
                 pack_rows(rows, batch, caches, None, False, fresh)
+            elif r in (_R_HALF, _R_HALF_FLIP) and self._one_call_narrow:
+                self._halfspace_batch(rows, r == _R_HALF_FLIP, words, ga, gb, info, pose, margins, fresh)
             elif r in (_R_HALF, _R_HALF_FLIP):
                 flip = r == _R_HALF_FLIP
                 cids, poses, normals, offsets, mg = _halfspace_inputs(rows, flip, words, ga, gb, info.core, info.plane,
@@ -579,6 +609,19 @@ class ContactManager:
                 extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
                                                                                                 one.data])))
         return k, extra
+
+    # the half-space batch as one compiled call (:func:`_halfspace_route`); False: five calls from
+    # Python, the same kernels (the results are the same bit for bit)
+    _one_call_narrow = True
+
+    def _halfspace_batch(self, rows, flip, words, ga, gb, info, pose, margins, fresh):
+        """The half-space piece pairs ``rows`` into their rows of ``fresh`` (:func:`_halfspace_route`)."""
+        cores = self._cores
+        bad = _halfspace_route(rows, flip, words, ga, gb, info.core, info.plane, pose, margins, cores.points,
+                               cores.starts, cores.radius, fresh.reals)
+        if bad >= 0:  # (as collide_halfspace_pairs words it)
+            p = pose[words[rows[bad], 0 if flip else 1]]
+            raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(p)]}")
 
     def _follow(self, bodies):
         """Carry the store over to a changed body list: rows renumbered, rows of removed bodies

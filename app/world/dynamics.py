@@ -420,6 +420,8 @@ class Dynamics:
         the contacts of ``store`` (an :class:`app.world.contacts.ContactStore`, whose impulses are updated)."""
         st = table.state
         self._sleep(table, store, dt)
+        if self._one_call(table, store, dt):
+            return
         where = np.empty(len(table.motion), np.int64)
         idx, x, inv_i, inv_m, v, w, asleep = _begin_kernel(
             table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
@@ -447,6 +449,14 @@ class Dynamics:
         if joint is not None:
             self.grab.keep(joint[1])
         _end_kernel(idx, st.pose, table.com, x, v, w, pv, pw, float(dt), st.velocity, st.spin)
+
+    def _one_call(self, table, store, dt):
+        """The rest of :meth:`step` as one compiled call
+        (:func:`app.world.dynamics_step.dynamics_step_serial`, the same kernels in the same order)
+        when the solve would run on one thread and no mouse joint holds a body; returns whether it ran."""
+        from .dynamics_step import one_call_step  # (that module imports this one)
+
+        return self.grab is None and one_call_step(self, table, store, dt)
 
     def _rows(self, table, store, where, x):
         """The contact points touching an awake dynamic body, as :class:`ContactRows` (island by

@@ -323,10 +323,13 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
                 new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
                 impulse[c, 0] = new
                 lam = new - old
-                # the relative velocity change of this point's impulses: lambda / effective mass
-                for d, dl in ((0, lam), (1, l1), (2, l2)):
-                    if p[c, _MASS + d] > 0.0:
-                        change = max(change, abs(dl) / p[c, _MASS + d])
+                # the relative velocity change of this point's impulses: lambda / effective mass. Only
+                # whether the two sweeps' largest exceeds the tolerance is read, so once one does the
+                # rest of the pair of sweeps need not divide (the same iterations run)
+                if change <= tolerance:
+                    for d, dl in ((0, lam), (1, l1), (2, l2)):
+                        if p[c, _MASS + d] > 0.0:
+                            change = max(change, abs(dl) / p[c, _MASS + d])
                 va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
             _store(vel, w, a, va, wa)
             _store(vel, w, b, vb, wb)
