@@ -24,9 +24,10 @@ and for them the loop writes the kernel's outputs itself. A kernel call costs mo
 numba counts references, with atomic operations, on each of the arrays a call passes (26 hull
 arrays, the scratch tuple and the output rows). Measured on the captured pairs of one settled step
 of the decomposed-mesh scene of ``benchmarks/bench_dynamics.py`` (6,538 piece pairs, 5,636 of
-them decided by the cached feature; one thread, two loaded cores): those pairs from 2.4 to 0.5 us
-each, the batch from 32.7 to 28.7 ms; the other 902 pairs, about 21 us each, are SAT arithmetic
-on hulls of 30 to 110 vertices.
+them decided by the cached feature; one thread, the two runs interleaved, load average 3.2 on two
+cores): those pairs from 2.8 to 0.85 us each, the whole batch from 46 to 35 ms; the other 902
+pairs (a pair not decided there tells its kernel so, which then skips that test) cost the same
+as before, 33 us each under that load: SAT arithmeticon hulls of 30 to 110 vertices.
 
 Frame and signs are those of :mod:`collision.manifold`: normal from A towards
 B in world coordinates, ``depths > 0`` penetration, ``points_a - points_b ==
@@ -322,6 +323,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
             # Their outputs are written here without the kernel call (whose array arguments and
             # scratch numba counts references on, which costs more than the test); the same
             # values, as the kernels compute that separation with cached_sep too.
+            done = False  # the cached feature tested here, not separating
             if cache_first and caches[i, 0] != -1 and check_pose_kernel(poses_a[i]) == 0 and check_pose_kernel(poses_b[i]) == 0:
                 ha, hb = ia[i], ib[i]
                 tt = relative_pose(poses_a[i], poses_b[i], rot)
@@ -339,6 +341,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
                     tests[i] = 1
                     sat_depth[i] = -sep
                     continue
+                done = tested
             if boxes[ia[i]] and boxes[ib[i]]:
                 st, kd, cnt, ts, sd = collide_box_box_into(
                     box_f[ia[i]], box_i[ia[i]], box_f[ib[i]], box_i[ib[i]], poses_a[i], poses_b[i], margins[i],
@@ -361,7 +364,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
                     va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
                     vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
                     poses_a[i], poses_b[i], margins[i], min(scale[a], scale[b]), caches[i],
-                    work, normal[i], points_a[i], points_b[i], depths[i], ids[i])
+                    work, normal[i], points_a[i], points_b[i], depths[i], ids[i], False, done)
             if st != 0:
                 bad_row[r], bad_st[r] = i, st
                 break

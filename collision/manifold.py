@@ -565,10 +565,12 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa
 def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
                            vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
                            pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out,
-                           brute=False):
+                           brute=False, cache_tested=False):
     """:func:`collide_hull_hull_kernel` writing into ``normal (3,)``, ``pa_out, pb_out (4, 3)``,
     ``dep_out (4,)``, ``id_out (4,)`` (zeroed first) with the scratch ``work`` of :func:`hull_work`
-    (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``."""
+    (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``. ``cache_tested``: the
+    caller has tested the feature ``cache`` names (:func:`cached_sep`) and it did not separate the
+    pair by more than ``margin``; it counts as one feature tested and is not tested again."""
     normal[:] = 0.0
     pa_out[:] = 0.0
     pb_out[:] = 0.0
@@ -588,13 +590,16 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
     # Frame-to-frame coherence: the feature that mattered last time first, before B is moved into
     # A's frame (a pair that stays apart costs one feature test): each value is computed by the
     # same expressions as the full search below, so it is the value that search would find.
-    tested, sep = cached_sep(va, na, da, eva, efa, 0, va.shape[0], 0, na.shape[0], 0, eva.shape[0],
-                             vb, nb, db, evb, efb, 0, vb.shape[0], 0, nb.shape[0], 0, evb.shape[0],
-                             rot, tt, cache[0], cache[1], cache[2])
-    if tested:
+    if cache_tested:
         tests += 1
-        if sep > margin:
-            return 0, _NONE, 0, tests, -sep
+    else:
+        tested, sep = cached_sep(va, na, da, eva, efa, 0, va.shape[0], 0, na.shape[0], 0, eva.shape[0],
+                                 vb, nb, db, evb, efb, 0, vb.shape[0], 0, nb.shape[0], 0, evb.shape[0],
+                                 rot, tt, cache[0], cache[1], cache[2])
+        if tested:
+            tests += 1
+            if sep > margin:
+                return 0, _NONE, 0, tests, -sep
     zero = (0.0, 0.0, 0.0)
 
     vb_a = work[1][:vb.shape[0]]
