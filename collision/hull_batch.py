@@ -27,7 +27,7 @@ of the decomposed-mesh scene of ``benchmarks/bench_dynamics.py`` (6,538 piece pa
 them decided by the cached feature; one thread, the two runs interleaved, load average 3.2 on two
 cores): those pairs from 2.8 to 0.85 us each, the whole batch from 46 to 35 ms; the other 902
 pairs (a pair not decided there tells its kernel so, which then skips that test) cost the same
-as before, 33 us each under that load: SAT arithmeticon hulls of 30 to 110 vertices.
+as before, 33 us each under that load: SAT arithmetic on hulls of 30 to 110 vertices.
 
 Frame and signs are those of :mod:`collision.manifold`: normal from A towards
 B in world coordinates, ``depths > 0`` penetration, ``points_a - points_b ==
