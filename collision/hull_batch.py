@@ -324,7 +324,8 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
             # scratch numba counts references on, which costs more than the test); the same
             # values, as the kernels compute that separation with cached_sep too.
             done = False  # the cached feature tested here, not separating
-            if cache_first and caches[i, 0] != -1 and check_pose_kernel(poses_a[i]) == 0 and check_pose_kernel(poses_b[i]) == 0:
+            if (cache_first and caches[i, 0] != -1 and check_pose_kernel(poses_a[i]) == 0
+                    and check_pose_kernel(poses_b[i]) == 0):
                 ha, hb = ia[i], ib[i]
                 tt = relative_pose(poses_a[i], poses_b[i], rot)
                 tested, sep = cached_sep(

@@ -24,13 +24,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.spatial.transform import Rotation
 
 import obbcollide.hull_batch as hb
 from obbcollide.box_box import is_box
 from obbcollide.hull_batch import HullTable, collide_hull_pairs
 from obbcollide.hull_data import HullData
 from obbcollide.manifold import KIND_NAMES, collide_hull_hull_kernel, hull_arrays
+
+from .test_hull_batch import random_poses
 
 FIELDS = ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "sat_depth")
 CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
@@ -46,13 +47,6 @@ def make_hulls(rng, n, sizes):
             p = rng.normal(size=(m, 3)) * rng.uniform(0.2, 1.0, 3)
         hulls.append(HullData.from_points(p))
     return hulls
-
-
-def poses(rng, k, spread):
-    p = np.tile(np.eye(4), (k, 1, 1))
-    p[:, :3, :3] = Rotation.random(k, random_state=rng).as_matrix()
-    p[:, :3, 3] = rng.normal(size=(k, 3)) * spread
-    return p
 
 
 def batch(table, ia, pa, ib, pb, margin, caches, cache_first):
@@ -121,7 +115,7 @@ def test_cache_first_equals_the_brute_force_twin(seed, k, spread, margin, sizes)
     table = HullTable(hulls)
     ia = rng.integers(0, len(hulls), k)
     ib = rng.integers(0, len(hulls), k)
-    pa, pb = poses(rng, k, spread), poses(rng, k, spread)
+    pa, pb = random_poses(rng, k, spread), random_poses(rng, k, spread)
     caches = np.full((k, 3), -1, np.int64)
     _, caches = check(hulls, table, ia, pa, ib, pb, margin, caches)
     # the next step: a small motion, the caches of the first call read back
@@ -142,7 +136,7 @@ def test_cache_first_takes_most_pairs_of_a_resting_set(seed):
     k = 200
     ia = rng.integers(0, len(hulls), k)
     ib = rng.integers(0, len(hulls), k)
-    pa, pb = poses(rng, k, 1.5), poses(rng, k, 1.5)
+    pa, pb = random_poses(rng, k, 1.5), random_poses(rng, k, 1.5)
     _, caches = check(hulls, table, ia, pa, ib, pb, 0.02, np.full((k, 3), -1, np.int64))
     pb[:, :3, 3] += 1e-4
     out, _ = check(hulls, table, ia, pa, ib, pb, 0.02, caches)
