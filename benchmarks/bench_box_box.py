@@ -15,6 +15,10 @@ table, the same poses and copies of the same caches, ``check=False`` as the worl
 * general: the route off, every pair through :func:`collision.manifold.collide_hull_hull_into`
   (13 arrays per hull and a tuple of 21 scratch arrays per call).
 
+Both with the batch loop's first test of each pair's cached feature
+(:data:`collision.hull_batch.CACHE_FIRST`; ``--no-cache-first``: without it), which decides the
+"apart" layout before either route is called.
+
 Reported: the median time of one call over ``--repeats`` calls (each contender's calls in turns),
 per pair, and the ratio general / ours (> 1: ours faster). Both give the same manifolds, checked
 here on every row (every field but the count of features tested) (and in ``tests/collision/test_box_box.py``).
@@ -72,7 +76,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=300, help="calls per contender and layout (default 300)")
     ap.add_argument("--pairs", type=int, default=75, help="pairs per call (default 75: a settled pile of 100 boxes)")
+    ap.add_argument("--no-cache-first", action="store_true",
+                    help="leave each pair's cached feature to the pair kernels (hull_batch.CACHE_FIRST off), "
+                         "as before the batch loop tested it itself")
     args = ap.parse_args()
+    hull_batch.CACHE_FIRST = not args.no_cache_first
     if args.repeats < 1 or args.pairs < 1:
         ap.error("--repeats and --pairs: expected counts >= 1")
     corners = np.array([[x, y, z] for x in (-HALF, HALF) for y in (-HALF, HALF) for z in (-HALF, HALF)])
@@ -82,7 +90,8 @@ def main():
     rng = np.random.default_rng(0)
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"{k} cube pairs per call, one thread, median of {args.repeats} calls")
+          f"{k} cube pairs per call, one thread, median of {args.repeats} calls, "
+          f"cached feature first: {'no' if args.no_cache_first else 'yes'}")
     print(f"  {'layout':34s}{'ours, us/pair':>15s}{'general, us/pair':>18s}{'ratio':>8s}   same")
     for name, gap, warm in (("apart 0.5 m, warm caches", 0.5, True), ("resting (1 mm deep), warm caches", -1e-3, True),
                             ("resting (1 mm deep), fresh caches", -1e-3, False)):

@@ -43,7 +43,7 @@ from .contact_match import match_contacts  # noqa: F401 (re-exported)
 from .contact_reduce import _reduce_into, reduce_contacts  # noqa: F401 (reduce_contacts: re-exported)
 from .convex import ConvexPolyhedron
 from .gauss_map import PARALLEL_SINE, edge_pairs_brute, edge_pairs_pruned  # noqa: F401 (PARALLEL_SINE: re-exported)
-from .gauss_map import edge_query as _edge_query
+from .gauss_map import edge_sep
 from .gauss_map import is_minkowski_face as _is_minkowski_face
 from .hull_data import HullData
 from .transform import POSE_ERRORS, as_pose, check_pose_kernel
@@ -218,16 +218,6 @@ def _face_query(normals, offsets, f, verts):
     for i in range(verts.shape[0]):
         lo = min(lo, v.dot(n, v.row(verts, i)))
     return lo - offsets[f]
-
-
-@njit
-def _face_query_one(n, offset, verts):
-    """:func:`_face_query` of one plane given as values, normal ``n (3,)`` and ``offset`` (the
-    same arithmetic)."""
-    lo = np.inf
-    for i in range(verts.shape[0]):
-        lo = min(lo, v.dot(n, v.row(verts, i)))
-    return lo - offset
 
 
 @njit
@@ -474,6 +464,62 @@ def _to_world(rot, t, p):
 
 
 @njit
+def relative_pose(pose_a, pose_b, rot):
+    """B's pose in A's frame, ``x_a = rot x_b + t``: fills ``rot (3, 3)`` with ``Ra^T Rb`` and
+    returns ``t = Ra^T (tb - ta)`` as a tuple (the arithmetic every hull-pair kernel uses)."""
+    for i in range(3):
+        for j in range(3):
+            rot[i, j] = (pose_a[0, i] * pose_b[0, j] + pose_a[1, i] * pose_b[1, j]
+                         + pose_a[2, i] * pose_b[2, j])
+    dt = (pose_b[0, 3] - pose_a[0, 3], pose_b[1, 3] - pose_a[1, 3], pose_b[2, 3] - pose_a[2, 3])
+    return (pose_a[0, 0] * dt[0] + pose_a[1, 0] * dt[1] + pose_a[2, 0] * dt[2],
+            pose_a[0, 1] * dt[0] + pose_a[1, 1] * dt[1] + pose_a[2, 1] * dt[2],
+            pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
+
+
+@njit
+def cached_sep(Va, Na, Da, EVa, EFa, a_v, a_nv, a_f, a_nf, a_e, a_ne,
+               Vb, Nb, Db, EVb, EFb, b_v, b_nv, b_f, b_nf, b_e, b_ne, rot, tt, ck, ci, cj):
+    """The separation along the feature a pair's coherence cache names (the cache's ``(kind, i, j)``
+    as ``ck, ci, cj``), the first test of :func:`collide_hull_hull_into`.
+
+    The hulls are read in place: A from rows of ``Va (., 3)`` (vertices), ``Na (., 3)`` (normals),
+    ``Da (.,)`` (offsets), ``EVa (., 2)`` (edge vertices) and ``EFa (., 2)`` (edge faces), its
+    ``a_nv`` vertices from row ``a_v``, ``a_nf`` faces from ``a_f``, ``a_ne`` edges from ``a_e``;
+    B likewise (a hull's own arrays with zero starts, or the concatenated arrays of a
+    :class:`collision.hull_batch.HullTable`, so that a batch tests a pair without cutting views
+    of it: numba counts references on every array it passes or cuts). ``rot, tt``: B's pose in A's
+    frame (:func:`relative_pose`). Returns ``(tested, sep)``: whether the cache named a feature of
+    these hulls, and its separation, the value the full search computes for that feature.
+    """
+    zero = (0.0, 0.0, 0.0)
+    if ck == _FACE_A and 0 <= ci < a_nf:
+        n = v.row(Na, a_f + ci)
+        lo = np.inf
+        for i in range(b_nv):
+            lo = min(lo, v.dot(n, v.add(_to_world(rot, zero, v.row(Vb, b_v + i)), tt)))
+        return True, lo - Da[a_f + ci]
+    if ck == _FACE_B and 0 <= cj < b_nf:
+        n = _to_world(rot, zero, v.row(Nb, b_f + cj))
+        off = Db[b_f + cj] + v.dot(n, tt)
+        lo = np.inf
+        for i in range(a_nv):
+            lo = min(lo, v.dot(n, v.row(Va, a_v + i)))
+        return True, lo - off
+    if ck == _EDGE and 0 <= ci < a_ne and 0 <= cj < b_ne:
+        a = v.row(Na, a_f + EFa[a_e + ci, 0])
+        b = v.row(Na, a_f + EFa[a_e + ci, 1])
+        c = v.scale(_to_world(rot, zero, v.row(Nb, b_f + EFb[b_e + cj, 0])), -1.0)
+        d = v.scale(_to_world(rot, zero, v.row(Nb, b_f + EFb[b_e + cj, 1])), -1.0)
+        if _is_minkowski_face(a, b, c, d):
+            pb = v.add(_to_world(rot, zero, v.row(Vb, b_v + EVb[b_e + cj, 0])), tt)
+            qb = v.add(_to_world(rot, zero, v.row(Vb, b_v + EVb[b_e + cj, 1])), tt)
+            sep, _ = edge_sep(v.row(Va, a_v + EVa[a_e + ci, 0]), v.row(Va, a_v + EVa[a_e + ci, 1]), pb, qb, a, b)
+            return True, sep
+    return False, 0.0
+
+
+@njit
 def hull_work(vertices, faces, edges):
     """Scratch arrays for :func:`collide_hull_hull_into`, enough for any pair of hulls of at most
     ``vertices`` vertices, ``faces`` faces and ``edges`` edges each (a batch allocates them once)."""
@@ -519,10 +565,12 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa
 def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
                            vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
                            pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out,
-                           brute=False):
+                           brute=False, cache_tested=False):
     """:func:`collide_hull_hull_kernel` writing into ``normal (3,)``, ``pa_out, pb_out (4, 3)``,
     ``dep_out (4,)``, ``id_out (4,)`` (zeroed first) with the scratch ``work`` of :func:`hull_work`
-    (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``."""
+    (no allocation per pair); returns ``(status, kind, count, tests, sat_sep)``. ``cache_tested``: the
+    caller has tested the feature ``cache`` names (:func:`cached_sep`) and it did not separate the
+    pair by more than ``margin``; it counts as one feature tested and is not tested again."""
     normal[:] = 0.0
     pa_out[:] = 0.0
     pb_out[:] = 0.0
@@ -537,49 +585,22 @@ def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, 
         return st, _NONE, 0, 0, 0.0
     # B in A's frame: x_a = R x_b + t with R = Ra^T Rb, t = Ra^T (tb - ta).
     rot = work[0]
-    for i in range(3):
-        for j in range(3):
-            rot[i, j] = (pose_a[0, i] * pose_b[0, j] + pose_a[1, i] * pose_b[1, j]
-                         + pose_a[2, i] * pose_b[2, j])
-    dt = (pose_b[0, 3] - pose_a[0, 3], pose_b[1, 3] - pose_a[1, 3], pose_b[2, 3] - pose_a[2, 3])
-    tt = (pose_a[0, 0] * dt[0] + pose_a[1, 0] * dt[1] + pose_a[2, 0] * dt[2],
-          pose_a[0, 1] * dt[0] + pose_a[1, 1] * dt[1] + pose_a[2, 1] * dt[2],
-          pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
+    tt = relative_pose(pose_a, pose_b, rot)
     tests = 0
     # Frame-to-frame coherence: the feature that mattered last time first, before B is moved into
     # A's frame (a pair that stays apart costs one feature test): each value is computed by the
     # same expressions as the full search below, so it is the value that search would find.
-    ck, ci, cj = cache[0], cache[1], cache[2]
-    zero = (0.0, 0.0, 0.0)
-    if ck == _FACE_A and 0 <= ci < na.shape[0]:
-        n = v.row(na, ci)
-        lo = np.inf
-        for i in range(vb.shape[0]):
-            lo = min(lo, v.dot(n, v.add(_to_world(rot, zero, v.row(vb, i)), tt)))
-        sep = lo - da[ci]
+    if cache_tested:
         tests += 1
-        if sep > margin:
-            return 0, _NONE, 0, tests, -sep
-    elif ck == _FACE_B and 0 <= cj < nb.shape[0]:
-        n = _to_world(rot, zero, v.row(nb, cj))
-        sep = _face_query_one(n, db[cj] + v.dot(n, tt), va)
-        tests += 1
-        if sep > margin:
-            return 0, _NONE, 0, tests, -sep
-    elif ck == _EDGE and 0 <= ci < eva.shape[0] and 0 <= cj < evb.shape[0]:
-        a = v.row(na, efa[ci, 0])
-        b = v.row(na, efa[ci, 1])
-        c = v.scale(_to_world(rot, zero, v.row(nb, efb[cj, 0])), -1.0)
-        d = v.scale(_to_world(rot, zero, v.row(nb, efb[cj, 1])), -1.0)
-        if _is_minkowski_face(a, b, c, d):
-            moved = work[1]  # only the edge's two vertices are read
-            for e in range(2):
-                w = evb[cj, e]
-                v.store(moved, w, v.add(_to_world(rot, zero, v.row(vb, w)), tt))
-            sep, _ = _edge_query(va, eva, ci, a, b, moved, evb, cj)
+    else:
+        tested, sep = cached_sep(va, na, da, eva, efa, 0, va.shape[0], 0, na.shape[0], 0, eva.shape[0],
+                                 vb, nb, db, evb, efb, 0, vb.shape[0], 0, nb.shape[0], 0, evb.shape[0],
+                                 rot, tt, cache[0], cache[1], cache[2])
+        if tested:
             tests += 1
             if sep > margin:
                 return 0, _NONE, 0, tests, -sep
+    zero = (0.0, 0.0, 0.0)
 
     vb_a = work[1][:vb.shape[0]]
     # the vertices also as coordinate rows, for the face queries (_face_query_soa)
