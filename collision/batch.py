@@ -171,13 +171,14 @@ def _collide_parallel(na, la, ta, ca, pta, nb, lb, tb, cb, ptb, pa, pb, containm
 
 
 @njit
-def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment, i0, i1,
-                  dist, points, tri_a, tri_b, near):
+def _distance_run(na, la, ta, ia, ca, pta, xa, ra, nb, lb, tb, ib, cb, ptb, xb, rb, pa, pb, stop_below, near2,
+                  containment, i0, i1, dist, points, tri_a, tri_b, near):
     """Distances; for ``within`` (``containment``), ``near``: closer than ``stop_below`` (in
     squares), touching, or one closed mesh inside the other (as :func:`obbcollide.within`).
     ``near2`` is the search's bound (:func:`obbcollide.mesh_distance.within_bound2`)."""
     for i in range(i0, i1):
-        _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i], near2)
+        _, d2, bi, bj, _, _ = distance_kernel(na, la, ta, nb, lb, tb, pa[i], pb[i], stop_below, points[i], near2,
+                                              xa, ra, xb, rb)
         dist[i] = np.sqrt(d2)
         tri_a[i] = ia[bi]
         tri_b[i] = ib[bj]
@@ -188,23 +189,23 @@ def _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop
 
 
 @njit
-def _distance_serial(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
-                     dist, points, tri_a, tri_b, near):
-    _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment, 0,
-                  pa.shape[0], dist, points, tri_a, tri_b, near)
+def _distance_serial(na, la, ta, ia, ca, pta, xa, ra, nb, lb, tb, ib, cb, ptb, xb, rb, pa, pb, stop_below, near2,
+                     containment, dist, points, tri_a, tri_b, near):
+    _distance_run(na, la, ta, ia, ca, pta, xa, ra, nb, lb, tb, ib, cb, ptb, xb, rb, pa, pb, stop_below, near2,
+                  containment, 0, pa.shape[0], dist, points, tri_a, tri_b, near)
 
 
 @njit(parallel=True)
-def _distance_parallel(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
-                       runs, chunks, counter, dist, points, tri_a, tri_b, near):
+def _distance_parallel(na, la, ta, ia, ca, pta, xa, ra, nb, lb, tb, ib, cb, ptb, xb, rb, pa, pb, stop_below, near2,
+                       containment, runs, chunks, counter, dist, points, tri_a, tri_b, near):
     k = pa.shape[0]
     for _ in prange(runs):  # each thread claims chunks until none is left
         while True:
             c = claim(counter)
             if c >= chunks:
                 break
-            _distance_run(na, la, ta, ia, ca, pta, nb, lb, tb, ib, cb, ptb, pa, pb, stop_below, near2, containment,
-                          c * k // chunks, (c + 1) * k // chunks, dist, points, tri_a, tri_b, near)
+            _distance_run(na, la, ta, ia, ca, pta, xa, ra, nb, lb, tb, ib, cb, ptb, xb, rb, pa, pb, stop_below, near2,
+                          containment, c * k // chunks, (c + 1) * k // chunks, dist, points, tri_a, tri_b, near)
 
 
 # ---------------------------------------------------------------------------
@@ -280,6 +281,11 @@ def _tree_args(tree, with_index=True):
     if not with_index:
         return tree.nodes, tree.links, tree.triangles, tree.closed, pts
     return tree.nodes, tree.links, tree.triangles, tree.tri_index, tree.closed, pts
+
+
+def _distance_tree_args(tree):
+    """:func:`_tree_args` and the nodes' support points (:attr:`OBBTree.support_points`), the distance runs' arrays."""
+    return _tree_args(tree) + tree.support_points
 
 
 def _threads(threads):
@@ -379,7 +385,7 @@ def _distances(tree_a, pose_a, tree_b, pose_b, stop_below, near2, containment, t
     tri_b = np.zeros(n, dtype=np.int64)
     near = np.zeros(n, dtype=np.bool_)
     runs = runs_for(n, _threads(threads))
-    args = _tree_args(ta) + _tree_args(tb) + (pa, pb, stop_below, near2, containment)
+    args = _distance_tree_args(ta) + _distance_tree_args(tb) + (pa, pb, stop_below, near2, containment)
     if runs > 1:
         _distance_parallel(*args, runs, chunks_for(n, runs), new_counter(), dist, points, tri_a, tri_b, near)
     elif n:

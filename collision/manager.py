@@ -69,7 +69,8 @@ from numba import get_num_threads, prange
 from ._jit import njit
 from .batch import collide_pair_trees, contained_pair_trees, runs_for
 from .broad_phase import make_broad_phase
-from .mesh_distance import _BEST_FIRST_HEAP, _child_gaps, _heap_pop, _heap_push, _leaf_pair_distance
+from .mesh_distance import (_BEST_FIRST_HEAP, SUPPORT_POINTS, _child_gaps, _heap_pop, _heap_push, _leaf_pair_distance,
+                            _support_gaps)
 from .mesh_query import _relative_t, boxes_gap2, collide_kernel, distance_kernel
 from .mesh_query import collide as collide_trees
 from .obb_tree import OBBTree
@@ -298,8 +299,11 @@ def clear_cache():
 
 def _pack(meshes):
     """Trees concatenated for the kernels: ``(nodes, links, triangles, tri_index,
-    node_start, tri_start, closed, comp_start, comp_points)``; mesh ``m`` owns rows
-    ``node_start[m]:node_start[m + 1]`` etc. (indices inside stay local to it)."""
+    node_start, tri_start, closed, comp_start, comp_points, support_points,
+    support_ranges, support_start)``; mesh ``m`` owns rows
+    ``node_start[m]:node_start[m + 1]`` etc. (indices inside stay local to it;
+    the support arrays are :attr:`OBBTree.support_points`, their ranges rows cut
+    by ``node_start``)."""
     trees = [m.tree for m in meshes]
 
     def starts(sizes):
@@ -310,13 +314,16 @@ def _pack(meshes):
     if not trees:
         return (np.empty((0, 16)), np.empty((0, 3), np.int64), np.empty((0, 3, 3)), np.empty(0, np.int64),
                 np.zeros(1, np.int64), np.zeros(1, np.int64), np.empty(0, np.bool_), np.zeros(1, np.int64),
-                np.empty((0, 3)))
+                np.empty((0, 3)), np.empty((0, 3)), np.empty((0, 2), np.int64), np.zeros(1, np.int64))
+    support = [t.support_points for t in trees]
     return (np.concatenate([t.nodes for t in trees]), np.concatenate([t.links for t in trees]),
             np.concatenate([t.triangles for t in trees]), np.concatenate([t.tri_index for t in trees]),
             starts([len(t.nodes) for t in trees]), starts([len(t.triangles) for t in trees]),
             np.array([t.closed for t in trees], dtype=np.bool_),
             starts([len(m.component_points) for m in meshes]),
-            np.concatenate([m.component_points for m in meshes]))
+            np.concatenate([m.component_points for m in meshes]),
+            np.concatenate([p for p, _ in support]), np.concatenate([r for _, r in support]),
+            starts([len(p) for p, _ in support]))
 
 
 # ---------------------------------------------------------------------------
@@ -331,6 +338,14 @@ def _view(tb, m):
     t0, t1 = tb[5][m], tb[5][m + 1]
     c0, c1 = tb[7][m], tb[7][m + 1]
     return tb[0][n0:n1], tb[1][n0:n1], tb[2][t0:t1], tb[3][t0:t1], tb[6][m], tb[8][c0:c1]
+
+
+@njit(inline="always")
+def _support_view(tb, m):
+    """Mesh ``m``'s node support points in a packed table: ``points, ranges`` (:attr:`OBBTree.support_points`)."""
+    n0, n1 = tb[4][m], tb[4][m + 1]
+    p0, p1 = tb[11][m], tb[11][m + 1]
+    return tb[9][p0:p1], tb[10][n0:n1]
 
 
 @njit
@@ -519,17 +534,20 @@ def _min_distance_sweep(ta, mesh_a, poses_a, lo_a, hi_a, tb, mesh_b, poses_b, lo
             else:
                 a, b = j, i - na
             nda, lka, tra, ia, _, _ = _view(ta, mesh_a[a])
+            xa, ra = _support_view(ta, mesh_a[a])
             if internal:
                 ndb, lkb, trb, ib, _, _ = _view(ta, mesh_a[b])
+                xb, rb = _support_view(ta, mesh_a[b])
                 pa, pb = poses_a[a], poses_a[b]
             else:
                 ndb, lkb, trb, ib, _, _ = _view(tb, mesh_b[b])
+                xb, rb = _support_view(tb, mesh_b[b])
                 pa, pb = poses_a[a], poses_b[b]
             if best2 < np.inf:
                 r, t = _relative_t(pa, pb)
                 if boxes_gap2(nda, 0, ndb, 0, r, t) >= best2:
                     continue
-            _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pa, pb, 0.0, pts, best2)
+            _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pa, pb, 0.0, pts, best2, xa, ra, xb, rb)
             if d2 < best2:
                 best2 = d2
                 best_a, best_b = a, b
@@ -566,17 +584,19 @@ def _min_distance_one(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b, 
     best_b = face_a = face_b = -1
     pts = np.empty((2, 3))
     nda, lka, tra, ia, _, _ = _view(ta, m)
+    xa, ra = _support_view(ta, m)
     for q in range(n):
         j = order[q]
         if gaps[j] >= best2:
             break
         ndb, lkb, trb, ib, _, _ = _view(tb, mesh_b[j])
+        xb, rb = _support_view(tb, mesh_b[j])
         pb = poses_b[j]
         if best2 < np.inf:
             r, t = _relative_t(pose, pb)
             if boxes_gap2(nda, 0, ndb, 0, r, t) >= best2:
                 continue
-        _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pose, pb, 0.0, pts, best2)
+        _, d2, bi, bj, _, _ = distance_kernel(nda, lka, tra, ndb, lkb, trb, pose, pb, 0.0, pts, best2, xa, ra, xb, rb)
         if d2 < best2:
             best2 = d2
             best_b = j
@@ -648,6 +668,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
     n = lo_b.shape[0]
     gaps, order = _box_gaps(lo_a, hi_a, lo_b, hi_b)
     nda, lka, tra, ia, _, _ = _view(ta, m)
+    xa, ra = _support_view(ta, m)
     rel = np.empty((n, 12))  # each entered object's (R, T) in A's frame, rows of R then T
     best2 = np.inf
     best_b = bi = bj = -1
@@ -663,11 +684,13 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
     # changes (a slice of the packed table costs reference counts, more than a box test).
     cur = -1
     ndb, lkb, trb = nda, lka, tra
+    xb, rb = xa, ra
     r, t = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), (0.0, 0.0, 0.0)
     while True:
         if have and g < best2:
             if o != cur:
                 ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+                xb, rb = _support_view(tb, mesh_b[o])
                 r, t = _placed(rel, o)
                 cur = o
             if lka[na, 0] < 0 and lkb[nb, 0] < 0:
@@ -680,6 +703,8 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
                         break  # the surfaces meet: nothing is nearer
             else:
                 n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
+                n0a, n0b, g0, n1a, n1b, g1 = _support_gaps(nda, xa, ra, ndb, xb, rb, n0a, n0b, g0, n1a, n1b, g1,
+                                                           r, t, best2, SUPPORT_POINTS)
                 if top + 2 > keys.shape[0]:  # (a call that returns the arrays costs reference counts)
                     keys, vals = _room(keys, vals, top, 2)
                 code = o << (2 * _NODE_BITS)
@@ -752,6 +777,7 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
                 continue
             if o != cur:
                 ndb, lkb, trb = _view(tb, mesh_b[o])[:3]
+                xb, rb = _support_view(tb, mesh_b[o])
                 r, t = _placed(rel, o)
                 cur = o
             while g < best2:  # descend, nearer child first
@@ -763,6 +789,8 @@ def _min_distance_scene(ta, m, pose, lo_a, hi_a, tb, mesh_b, poses_b, lo_b, hi_b
                         best_b = o
                     break
                 n0a, n0b, g0, n1a, n1b, g1 = _child_gaps(nda, lka, ndb, lkb, na, nb, r, t)
+                n0a, n0b, g0, n1a, n1b, g1 = _support_gaps(nda, xa, ra, ndb, xb, rb, n0a, n0b, g0, n1a, n1b, g1,
+                                                           r, t, best2, SUPPORT_POINTS)
                 if g1 < best2:  # the farther child waits
                     if top >= stack_g.shape[0]:
                         bigger_g = np.empty(2 * stack_g.shape[0])

@@ -236,6 +236,10 @@ class OBBTree:
     arrays : tuple
         ``(nodes, links, triangles)``, what the query kernels take;
         ``query_arrays`` adds ``tri_index``.
+    support_points : tuple
+        ``(points (P, 3) float64, ranges (N, 2) int64)``: every node's distinct
+        triangle corners (:func:`collision.node_points.node_points`), the
+        distance search's exact supports; computed on first use.
     """
 
     vertices: NDArray[np.float64]
@@ -329,6 +333,7 @@ class OBBTree:
         self._closed = None
         self._depths = None
         self._component_vertices = None
+        self._support_points = None
 
     @property
     def closed(self) -> bool:
@@ -340,6 +345,16 @@ class OBBTree:
         if self._closed is None:
             self._closed = _is_closed(self.faces)
         return self._closed
+
+    @property
+    def support_points(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """``(points, ranges)``: node ``k``'s distinct triangle corners are
+        ``points[ranges[k, 0]:ranges[k, 1]]`` (model frame; see :mod:`collision.node_points`)."""
+        if self._support_points is None:
+            from .node_points import node_points
+
+            self._support_points = node_points(self.vertices, self.faces, self.links, self.tri_index)
+        return self._support_points
 
     @property
     def component_vertices(self) -> NDArray[np.int64]:

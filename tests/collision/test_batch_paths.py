@@ -84,7 +84,7 @@ def test_threaded_drivers_equal_serial_ones():
             batch._collide_parallel(*cargs, runs, chunks, new_counter(), par)
             assert np.array_equal(par, serial), (runs, chunks)
         for tol, near2, containment in ((0.0, np.inf, False), (0.05, 0.05 ** 2, True)):
-            dargs = batch._tree_args(ta) + batch._tree_args(tb) + (pa, pb, tol, near2, containment)
+            dargs = batch._distance_tree_args(ta) + batch._distance_tree_args(tb) + (pa, pb, tol, near2, containment)
             outs = []
             for driver in ("serial", (2, 5), (2, 128)):
                 arrays = (np.full(n, -1.0), np.full((n, 2, 3), np.nan), np.full(n, -1), np.full(n, -1),

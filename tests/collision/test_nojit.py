@@ -48,6 +48,13 @@ SCRIPT = textwrap.dedent('''
         }
         pose_b = np.eye(4)
         pose_b[:3, 3] = [0.3, -0.2, 0.1]
+        tree_a = c.OBBTree(hull_a.vertices, hull_a.triangles)
+        tree_b = c.OBBTree(hull_b.vertices, hull_b.triangles)
+        far = np.eye(4)
+        far[:3, 3] = [2.5, 0.4, -0.3]
+        dist = c.distance(tree_a, np.eye(4), tree_b, far)
+        out["mesh_distance"] = np.r_[dist.distance, dist.point_a, dist.point_b, dist.box_tests, dist.tri_tests]
+        out["node_points"] = np.r_[tree_a.support_points[0].ravel(), tree_a.support_points[1].ravel()]
         g = c.gjk_distance(hull_a.vertices, np.eye(4), hull_b.vertices + 2.0, pose_b)
         e = c.convex_penetration(hull_a.vertices, np.eye(4), hull_b.vertices, pose_b, 0.1, 0.05)
         m = c.collide_hull_hull(hull_a, np.eye(4), hull_b, pose_b, margin=0.01)
