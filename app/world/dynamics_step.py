@@ -92,7 +92,13 @@ def one_call_step(dyn, table, store, dt):
     """:meth:`app.world.dynamics.Dynamics.step` after the sleeping islands, by
     :func:`dynamics_step_serial`, when the solve of ``store`` (at most 4 points a row) would run
     serially (:data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`);
-    returns whether it ran (False: the caller composes the step)."""
+    returns whether it ran (False: the caller composes the step).
+
+    A store of fewer than two rows is left to the composed path: its columns, views of one record
+    array, are then C-contiguous to numba, and strided otherwise, so this kernel (minutes to
+    compile) would be compiled for both layouts."""
+    if len(store) < 2:
+        return False
     cap = 4 * len(store)
     rows, islands = _solver.ROWS_THREADS, _solver.ISLANDS_THREADS
     if (cap >= 2 * rows.min_per_thread or cap >= 2 * islands.min_per_thread or rows.runs(cap) != 1

@@ -66,7 +66,10 @@ def test_one_call_step_equals_composed_step(options, monkeypatch):
     one, old = worlds[0], composed(worlds[1], narrow=False)
     touched = 0
     for step in range(150):
+        n, rows = len(calls), len(one.manager.store)  # (the step solves the contacts found by the last)
         one.step()
+        # a store of fewer than two rows goes to the composed path (one layout to compile)
+        assert len(calls) - n == (rows >= 2), f"step {step}: the path taken"
         n = len(calls)
         old.step()
         assert len(calls) == n, "the composed world took the one-call path"
@@ -75,7 +78,7 @@ def test_one_call_step_equals_composed_step(options, monkeypatch):
             assert np.array_equal(a, b), f"step {step}: the one-call step differs from the composed one"
         assert np.array_equal(one.manager.store.impulse, old.manager.store.impulse)
         assert one.dynamics.stats == old.dynamics.stats
-    assert len(calls) == 150  # every step of the first world went through the one call
+    assert len(calls) >= 100  # most steps of the first world went through the one call
     assert touched > 20  # (the scene had contacts to solve)
 
 
