@@ -150,5 +150,5 @@ class PanelSettings:
 
     def frame_body(self, index):
         """Point the camera at body ``index`` and fit it in view."""
-        lo, hi = self.world.bodies[index].world_aabb()
+        lo, hi = self.world.bodies[index].mesh_aabb()
         self.camera.frame(lo, hi)

@@ -246,11 +246,20 @@ class Body:
         return float(np.linalg.norm(self.bound_half))
 
     def world_aabb(self):
-        """(2, 3): tight world AABB of the bounding box :attr:`bound_half` (|R| times the half extents)."""
+        """(2, 3): tight world AABB of the bounding box :attr:`bound_half` (|R| times the half extents):
+        what the broad phase sees."""
+        return self._world_box(self.bound_half)
+
+    def mesh_aabb(self):
+        """(2, 3): tight world AABB of the mesh's root OBB: what is drawn (the camera frames it; the
+        collision shapes may bulge out of it, see :attr:`bound_half`)."""
+        return self._world_box(self.tree.half_extents[0])
+
+    def _world_box(self, half):
         pose = self.pose
         rot = pose[:3, :3] @ self.tree.axes[0].T
         center = pose[:3, :3] @ self.tree.centers[0] + pose[:3, 3]
-        half = np.abs(rot) @ self.bound_half
+        half = np.abs(rot) @ half
         return np.stack([center - half, center + half])
 
     def world_center(self):

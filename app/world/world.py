@@ -642,10 +642,10 @@ class World:
         return best
 
     def bounds(self):
-        """(2, 3) world AABB of the scene (for framing the camera): of its bodies, leaving out
-        the grounds (half-spaces) when there is anything else, since they only frame the floor."""
+        """(2, 3) world AABB of the scene (for framing the camera): of its bodies' meshes, leaving
+        out the grounds (half-spaces) when there is anything else, since they only frame the floor."""
         bodies = [b for b in self.bodies if not b.unbounded] or self.bodies
         if not bodies:
             return np.array([[-1.0, -1, -1], [1, 1, 1]])
-        boxes = np.array([b.world_aabb() for b in bodies])
+        boxes = np.array([b.mesh_aabb() for b in bodies])
         return np.stack([boxes[:, 0].min(0), boxes[:, 1].max(0)])

@@ -310,6 +310,7 @@ def test_world_aabb_is_the_aabb_of_the_posed_root_obb(scene):
         lo, hi = b.world_aabb()
         np.testing.assert_allclose(lo, world.min(0), atol=1e-12)
         np.testing.assert_allclose(hi, world.max(0), atol=1e-12)
+        np.testing.assert_allclose(b.mesh_aabb(), [world.min(0), world.max(0)], atol=1e-12)
         verts = b.vertices @ b.pose[:3, :3].T + b.pose[:3, 3]
         assert np.all(verts >= lo - 1e-9) and np.all(verts <= hi + 1e-9)
     scene.reset()
@@ -517,8 +518,8 @@ def test_pick_ray_behind_the_origin_is_not_a_hit():
 
 def test_bounds_contains_every_body(world):
     lo, hi = world.bounds()
-    for b in world.bodies:
-        blo, bhi = b.world_aabb()
+    for b in world.bodies:  # (the meshes, what the camera frames)
+        blo, bhi = b.mesh_aabb()
         assert np.all(blo >= lo) and np.all(bhi <= hi)
     np.testing.assert_array_equal(World([]).bounds(), [[-1, -1, -1], [1, 1, 1]])
 
