@@ -105,7 +105,7 @@ def _to_frame(rot, t, p):
             rot[2, 0] * p[0] + rot[2, 1] * p[1] + rot[2, 2] * p[2] + t[2])
 
 
-@njit
+@njit(borrow=True)
 def _box_face_contact(ws, ref_v, ref_i, ref_face, rn, rd, inc_v, inc_n, inc_i, kind, margin, tol2,
                       wf, wd, wi, alive, pin, pref, depth, ids):
     """:func:`collision.manifold._face_contact` for two boxes, the same steps in the same order.
@@ -201,7 +201,7 @@ def _box_face_contact(ws, ref_v, ref_i, ref_face, rn, rd, inc_v, inc_n, inc_i, k
     return k
 
 
-@njit
+@njit(borrow=True)
 def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, work,
                          normal, pa_out, pb_out, dep_out, id_out):
     """:func:`collision.manifold.collide_hull_hull_into` for two boxes given as rows.

@@ -33,7 +33,7 @@ def _reduce(n, pts, depth, cnt, tol2, keep):
     return _reduce_into(n, pts, depth, cnt, tol2, keep, np.empty(cnt, dtype=np.bool_))
 
 
-@njit
+@njit(borrow=True)
 def _reduce_into(n, pts, depth, cnt, tol2, keep, alive):
     """Pick at most four of ``cnt`` patch points; returns how many, indices in ``keep``.
 

@@ -256,7 +256,7 @@ def _first_bad_pose(poses):
     return -1, 0
 
 
-@njit
+@njit(borrow=True)
 def _clear_row(i, normal, points_a, points_b, depths, ids):
     """Zero row ``i`` of the output arrays (what the pair kernels do first), element by element."""
     for c in range(3):

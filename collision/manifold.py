@@ -463,7 +463,7 @@ def _to_world(rot, t, p):
             rot[2, 0] * p[0] + rot[2, 1] * p[1] + rot[2, 2] * p[2] + t[2])
 
 
-@njit
+@njit(borrow=True)
 def relative_pose(pose_a, pose_b, rot):
     """B's pose in A's frame, ``x_a = rot x_b + t``: fills ``rot (3, 3)`` with ``Ra^T Rb`` and
     returns ``t = Ra^T (tb - ta)`` as a tuple (the arithmetic every hull-pair kernel uses)."""
@@ -477,7 +477,7 @@ def relative_pose(pose_a, pose_b, rot):
             pose_a[0, 2] * dt[0] + pose_a[1, 2] * dt[1] + pose_a[2, 2] * dt[2])
 
 
-@njit
+@njit(borrow=True)
 def cached_sep(Va, Na, Da, EVa, EFa, a_v, a_nv, a_f, a_nf, a_e, a_ne,
                Vb, Nb, Db, EVb, EFb, b_v, b_nv, b_f, b_nf, b_e, b_ne, rot, tt, ck, ci, cj):
     """The separation along the feature a pair's coherence cache names (the cache's ``(kind, i, j)``

@@ -20,7 +20,7 @@ POSE_ERRORS = {1: "contains NaN or infinity",
                2: "is not a rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)"}
 
 
-@njit
+@njit(borrow=True)
 def check_pose_kernel(p):
     """0 if ``p`` (4, 4) is a finite rigid transform, 1 if not finite, 2 if not rigid
     (rotation columns orthonormal within 1e-6, determinant positive, last row 0 0 0 1)."""
