@@ -193,7 +193,7 @@ def is_minkowski_face(a, b, c, d):
     return sc * tb > 0.0
 
 
-@njit
+@njit(borrow=True)
 def edge_query(va, ea, i, a, b, vb, eb, j):
     """Separation along the Minkowski face of edge ``i`` of A and edge ``j`` of B.
 
@@ -219,7 +219,7 @@ def edge_sep(pa, qa, pb, qb, a, b):
     return v.dot(n, v.sub(pb, pa)), n
 
 
-@njit
+@njit(borrow=True)
 def _arcs_of_minus_b(nb_a, efb, order_b, arcs):
     """B's arcs on the Gauss map of -B, in A's frame, as coordinate rows of ``arcs (>= 9, e)``:
     ends ``c`` (rows 0-2) and ``d`` (3-5), plane ``m = c x d`` (6-8); column ``k`` is edge
@@ -257,7 +257,7 @@ def _arc_bound(a, b, w0, w1):
     return min(m0, m1)
 
 
-@njit
+@njit(borrow=True)
 def _arc_bounds(va, na, eva, efa, caps_a, vb_a, nb_a, evb, efb, caps_b, order_b, sup_a, sup_b, floor,
                 alive_a, alive_b, wild_b):
     """Which arcs can still be part of an edge pair separated by more than ``floor``.
@@ -313,7 +313,7 @@ def _arc_bounds(va, na, eva, efa, caps_a, vb_a, nb_a, evb, efb, caps_b, order_b,
     return any_wild
 
 
-@njit
+@njit(borrow=True)
 def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_start_a,
                       vb_a, nb_a, evb, efb, caps_b, order_b, group_caps_b, group_start_b,
                       rot, margin, floor, sup_a, sup_b, arcs, near, best):
@@ -456,7 +456,7 @@ def edge_pairs_pruned(va, na, eva, efa, caps_a, order_a, group_caps_a, group_sta
     return tests, False, visited
 
 
-@njit
+@njit(borrow=True)
 def face_supports(normals, verts, out):
     """For each face ``f``: ``out[f]`` = the index of the vertex of ``verts (n, 3)`` least along
     ``normals[f] (f, 3)`` (the first of equal ones), for :func:`edge_pairs_pruned` (the collision
@@ -471,7 +471,7 @@ def face_supports(normals, verts, out):
         out[f] = at
 
 
-@njit
+@njit(borrow=True)
 def edge_pairs_brute(va, na, eva, efa, vb_a, nb_a, evb, efb, margin, arcs, best):
     """The brute-force twin of :func:`edge_pairs_pruned`: every arc of A against every arc of B.
 

@@ -210,7 +210,7 @@ def unpack_feature_id(fid):
 
 
 
-@njit
+@njit(borrow=True)
 def _face_query(normals, offsets, f, verts):
     """Separation of face ``f``'s plane from the other hull's vertices (RTCD 5.2.1)."""
     n = v.row(normals, f)
@@ -220,7 +220,7 @@ def _face_query(normals, offsets, f, verts):
     return lo - offsets[f]
 
 
-@njit
+@njit(borrow=True)
 def _face_query_soa(normals, offsets, f, xyz, m, tmp):
     """:func:`_face_query` with the other hull's ``m`` vertices as coordinate rows ``xyz (3, >= m)``,
     and the first vertex at the minimum: returns ``(separation, index)``.
@@ -255,7 +255,7 @@ def _face_query_soa(normals, offsets, f, xyz, m, tmp):
     return lo - offsets[f], at
 
 
-@njit
+@njit(borrow=True)
 def _face_axes_soa(normals, offsets, xyz, m, tmp, margin, c_own, sup, ub):
     """The face axes of one hull (``normals (f, 3)``, ``offsets (f,)``) against the other hull's
     ``m`` vertices (coordinate rows ``xyz (3, >= m)``), as the loop of :func:`_face_query_soa` over
@@ -335,7 +335,7 @@ def _face_axes_soa(normals, offsets, xyz, m, tmp, margin, c_own, sup, ub):
     return best, bf, False, tests
 
 
-@njit
+@njit(borrow=True)
 def _centre(xyz, m):
     """The mean of the ``m`` points given as coordinate rows ``xyz (3, >= m)``."""
     cx = cy = cz = 0.0
@@ -346,7 +346,7 @@ def _centre(xyz, m):
     return cx / m, cy / m, cz / m
 
 
-@njit
+@njit(borrow=True)
 def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs, inc_vf,
                   kind, ref_face, margin, tol2, pin, pref, depth, ids, work):
     """Clip the incident face against the reference face; fill the outputs, return the count.
@@ -456,7 +456,7 @@ def _face_contact(ref_v, ref_loop, rn, rd, inc_v, inc_n, inc_fs, inc_fv, inc_vfs
     return k
 
 
-@njit
+@njit(borrow=True)
 def _to_world(rot, t, p):
     return (rot[0, 0] * p[0] + rot[0, 1] * p[1] + rot[0, 2] * p[2] + t[0],
             rot[1, 0] * p[0] + rot[1, 1] * p[1] + rot[1, 2] * p[2] + t[1],
@@ -561,7 +561,7 @@ def collide_hull_hull_kernel(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa
     return st, kind, cnt, tests, sat_sep, normal, pa_out, pb_out, dep_out, id_out
 
 
-@njit
+@njit(borrow=True)
 def collide_hull_hull_into(va, na, da, fsa, fva, eva, efa, vfsa, vfa, aca, aoa, gca, gsa,
                            vb, nb, db, fsb, fvb, evb, efb, vfsb, vfb, acb, aob, gcb, gsb,
                            pose_a, pose_b, margin, scale, cache, work, normal, pa_out, pb_out, dep_out, id_out,
