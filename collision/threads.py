@@ -65,6 +65,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402
 from numba import get_num_threads  # noqa: E402
+from numba.core.caching import NullCache  # noqa: E402
 from numba.np.ufunc import parallel as _parallel  # noqa: E402
 
 if getattr(_parallel, "_is_initialized", False):  # (some other code started the pool first)
@@ -89,10 +90,12 @@ def serial_twin(kernel: Any, name: str) -> Any:
     compiled with the kernel's options less ``parallel`` (``prange`` runs as ``range``, no
     parallel region opens).
 
-    The twin's function object gets its own ``__name__``/``__qualname__`` ``name``, so that
-    numba's disk cache (whose index file is named after the function, not after its options)
-    keeps the two compilations apart. With ``NUMBA_DISABLE_JIT=1`` the kernel is a plain Python
-    function and is returned as it is.
+    The twin is cached on disk when the kernel is (numba keeps ``cache`` apart from the options
+    it hands back, so it is passed again here: without it every process compiled the twins
+    anew, 10-20 s for the hull-pair batch at a scene's first touching pair). Its function object
+    gets its own ``__name__``/``__qualname__`` ``name``, so that numba's disk cache (whose index
+    file is named after the function, not after its options) keeps the two compilations apart.
+    With ``NUMBA_DISABLE_JIT=1`` the kernel is a plain Python function and is returned as it is.
     """
     py = getattr(kernel, "py_func", None)
     if py is None:  # numba's jit is off: the "kernel" is the Python function
@@ -102,7 +105,8 @@ def serial_twin(kernel: Any, name: str) -> Any:
     twin.__doc__ = f"Serial twin of :func:`{py.__qualname__}` (see :func:`collision.threads.serial_twin`)."
     twin.__module__ = py.__module__
     options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-    return numba.njit(**options)(twin)
+    cached = not isinstance(kernel._cache, NullCache)
+    return numba.njit(cache=cached, **options)(twin)
 
 
 class ThreadChoice:

@@ -401,7 +401,7 @@ def shapes_half(center, axes, half, shapes):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, borrow=True)
 def box_world_bounds(pose, i, center, axes, half, k, pad, lo, hi):
     """``lo, hi`` (3,): the world AABB of local box ``k`` (``center[k]``, ``axes[k]`` rows, ``half[k]``)
     under the pose ``pose[i]`` (4, 4), grown by ``pad``: centre ``R c + t``, half extents

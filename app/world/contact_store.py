@@ -210,7 +210,7 @@ def _pack_kernel(dest, keys, count, normal, kind, tests, sat_depth, sat, points_
             words[m, _W_IDS + q] = ids[i, q]
 
 
-@njit
+@njit(borrow=True)
 def key_compare(a, i, b, j):
     """-1, 0 or 1 as the key (first five words) of row ``a[i]`` is below, equal to or above ``b[j]``'s."""
     for c in range(5):
@@ -231,7 +231,7 @@ def in_sorted(values, sorted_set, out):
         out[i] = j < sorted_set.shape[0] and sorted_set[j] == values[i]
 
 
-@njit
+@njit(borrow=True)
 def _carry_row(nw, nr, ow, orl, tol2, used, match):
     """Ages and impulses of the new row ``nw`` / ``nr`` (one record as int64 / float64 words) from the
     old row ``ow`` / ``orl`` it continues.
@@ -305,7 +305,7 @@ def _carry_row(nw, nr, ow, orl, tol2, used, match):
                 nr[_W_IMPULSE + 3 * i + k] = orl[_W_IMPULSE + 3 * j + k]
 
 
-@njit
+@njit(borrow=True)
 def _new_row(nw, nr, ow, orl, tol2, used, match):
     """Ages and impulses of a fresh row: zero, then carried from the old row ``ow`` if it has one (else ``ow`` is empty)."""
     c = nw[_W_COUNT]
@@ -317,7 +317,7 @@ def _new_row(nw, nr, ow, orl, tol2, used, match):
         _carry_row(nw, nr, ow, orl, tol2, used, match)
 
 
-@njit
+@njit(borrow=True)
 def _sources(rows, old, src):
     """``src[i]``: the row of ``old`` whose key equals row ``i``'s in ``rows`` (-1: none; rows without
     points are skipped); both in key order, so one walk. Returns how many rows have points."""

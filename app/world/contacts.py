@@ -200,7 +200,7 @@ def _route_of(ka, kb):
     return _R_ONE
 
 
-@njit
+@njit(borrow=True)
 def _piece_boxes(pose, start, center, axes, half, i, out):
     """World AABBs ``out[piece]`` of the pieces of body row ``i``: each piece's local box under the
     body's pose (centre ``R c + t``, half extents ``|R A^T| h``; infinite stays infinite)."""

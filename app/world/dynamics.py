@@ -25,7 +25,7 @@ centre of mass and ``body.spin`` the angular velocity (world frame, rad/s).
 import math
 
 import numpy as np
-from numba import njit
+from obbcollide._jit import njit
 
 from .body import DYNAMIC, KINEMATIC
 from .mouse_joint import MouseJoint
@@ -46,7 +46,7 @@ SETTLE_SPIN = 1.0
 SETTLE_DAMPING = 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, borrow=True)
 def _quat_kernel(r, q):
     for i in range(r.shape[0]):
         m = r[i]
