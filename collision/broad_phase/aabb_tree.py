@@ -55,7 +55,7 @@ _ROOT = 0
 _FREE = 1
 
 
-@njit
+@njit(borrow=True)
 def _area(lo, hi, i):
     """Surface area of node ``i``'s box (the SAH cost measure)."""
     dx = hi[i, 0] - lo[i, 0]
@@ -64,7 +64,7 @@ def _area(lo, hi, i):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
-@njit
+@njit(borrow=True)
 def _union_area(lo, hi, i, j):
     """Surface area of the box enclosing nodes ``i`` and ``j``."""
     dx = max(hi[i, 0], hi[j, 0]) - min(lo[i, 0], lo[j, 0])
@@ -73,14 +73,14 @@ def _union_area(lo, hi, i, j):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
-@njit
+@njit(borrow=True)
 def _set_union(lo, hi, dst, i, j):
     for a in range(3):
         lo[dst, a] = min(lo[i, a], lo[j, a])
         hi[dst, a] = max(hi[i, a], hi[j, a])
 
 
-@njit
+@njit(borrow=True)
 def _replace_child(child, parent, meta, old, new):
     """Make ``new`` take ``old``'s place under ``old``'s parent (or as the root)."""
     p = parent[old]
@@ -93,7 +93,7 @@ def _replace_child(child, parent, meta, old, new):
         child[p, 1] = new
 
 
-@njit
+@njit(borrow=True)
 def _balance(lo, hi, parent, child, height, meta, a):
     """One AVL rotation at node ``a`` if a child is 2+ levels taller; returns the subtree's root.
 
@@ -128,7 +128,7 @@ def _balance(lo, hi, parent, child, height, meta, a):
     return a
 
 
-@njit
+@njit(borrow=True)
 def _fix_upwards(lo, hi, parent, child, height, meta, node):
     """Rebalance and refit every node from ``node`` to the root."""
     while node >= 0:
@@ -140,7 +140,7 @@ def _fix_upwards(lo, hi, parent, child, height, meta, node):
         node = parent[node]
 
 
-@njit
+@njit(borrow=True)
 def _insert_leaf(lo, hi, parent, child, height, meta, free, leaf):
     """Insert ``leaf`` (its fat box already set) by the surface-area heuristic."""
     root = meta[_ROOT]
@@ -185,7 +185,7 @@ def _insert_leaf(lo, hi, parent, child, height, meta, free, leaf):
     _fix_upwards(lo, hi, parent, child, height, meta, p)
 
 
-@njit
+@njit(borrow=True)
 def _remove_leaf(lo, hi, parent, child, height, meta, free, leaf):
     """Take ``leaf`` out; its parent node goes back to the free list."""
     if meta[_ROOT] == leaf:
@@ -203,14 +203,14 @@ def _remove_leaf(lo, hi, parent, child, height, meta, free, leaf):
     _fix_upwards(lo, hi, parent, child, height, meta, grand)
 
 
-@njit
+@njit(borrow=True)
 def _margin(tlo, thi, i, margin_rel, margin_abs):
     """Fat margin of leaf ``i`` (module docstring)."""
     ext = max(thi[i, 0] - tlo[i, 0], max(thi[i, 1] - tlo[i, 1], thi[i, 2] - tlo[i, 2]))
     return margin_rel * ext + margin_abs
 
 
-@njit
+@njit(borrow=True)
 def _stale(tlo, thi, lo, hi, i, m, shrink):
     """0 when leaf ``i``'s fat box still holds, 1 when its tight box left it, 2 when the fat box
     is far too loose (wider than ``shrink`` times a fresh one on some axis)."""
@@ -223,7 +223,7 @@ def _stale(tlo, thi, lo, hi, i, m, shrink):
     return 1 if left else (2 if loose else 0)
 
 
-@njit
+@njit(borrow=True)
 def _refit_leaf(tlo, thi, lo, hi, i, m, g):
     """A new fat box for leaf ``i``: margin ``m``, grown ahead by ``g`` times twice the drift of the
     tight box's centre from the old fat box's centre (g = 0: no prediction)."""
@@ -280,7 +280,7 @@ def _update_leaves(tlo, thi, lo, hi, parent, child, height, meta, free, margin_r
     return count, rebuild
 
 
-@njit
+@njit(borrow=True)
 def _select(order, centre, axis, s, e, mid):
     """Reorder ``order[s:e]`` so that ``order[mid]`` is the proxy whose centre (on ``axis``) a sort
     would put there, with none greater before it and none smaller after it (quickselect, Hoare

@@ -48,6 +48,27 @@ def test_serial_twin_same_answer_other_name():
     assert _squares.targetoptions.get("parallel")
 
 
+def test_serial_twins_cached_as_their_kernels():
+    """A twin of a disk-cached kernel is disk-cached too (numba keeps ``cache`` out of the options
+    the twin copies: the project's twins were compiled anew by every process, 10-20 s for the
+    hull-pair batch's); a twin of an uncached kernel stays uncached."""
+    from numba.core.caching import NullCache
+
+    from app.world import solver
+    from obbcollide import hull_batch
+
+    for kernel, twin in ((hull_batch._collide_pairs_kernel, hull_batch._collide_pairs_serial),
+                         (solver._constraints, solver._constraints_serial),
+                         (solver._solve_islands, solver._solve_islands_serial),
+                         (solver._split_islands, solver._split_islands_serial)):
+        assert not isinstance(kernel._cache, NullCache)
+        assert not isinstance(twin._cache, NullCache), twin.py_func.__qualname__
+        # (the index files are named after the function: the twin's stays apart from the kernel's)
+        assert twin._cache._cache_path == kernel._cache._cache_path
+        assert twin._cache._cache_file._index_name != kernel._cache._cache_file._index_name
+    assert isinstance(serial_twin(_squares, "_squares_serial2")._cache, NullCache)
+
+
 def test_small_batches_stay_on_one_thread():
     c = ThreadChoice("test small", 100)
     for k in (0, 1, 99, 100, 199):
