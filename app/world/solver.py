@@ -39,6 +39,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
+from obbcollide import _jit
 from obbcollide import _vec as v
 from obbcollide.threads import ThreadChoice, serial_twin
 
@@ -122,7 +123,7 @@ def _inv_i_times(inv_i, a, x):
             inv_i[a, 2, 0] * x[0] + inv_i[a, 2, 1] * x[1] + inv_i[a, 2, 2] * x[2])
 
 
-@njit(cache=True, inline="always")
+@_jit.njit(borrow=True)
 def _side(i, r, u, inv_m, inv_i, kin_v):
     """One body's part of a constraint along ``u`` at offset ``r``: ``(r x u, I^-1 (r x u), its
     share of J M^-1 J^T, 0)``; for a body of infinite mass (row -1) ``(0, 0, 0, kin_v . u)``, the
@@ -135,11 +136,25 @@ def _side(i, r, u, inv_m, inv_i, kin_v):
     return zero, zero, 0.0, kin_v[0] * u[0] + kin_v[1] * u[1] + kin_v[2] * u[2]
 
 
-# A body of infinite mass (row -1) is read as zero velocities. The iterations test the row at the
-# call site and only read the arrays inside the branch: an inlined helper that takes an array and
+# The per-body helpers below branch on the row (-1: a body of infinite mass, read as zero
+# velocities). They are compiled as calls of their own that borrow their arrays
+# (obbcollide._jit.njit(borrow=True)), not inlined: an inlined helper that takes an array and
 # branches inside makes numba count references on the array (atomic calls) at every use, which
 # cost several times the arithmetic of the solver's inner loop (measured 13x on the warm start).
-_ZERO = (0.0, 0.0, 0.0)
+@_jit.njit(borrow=True)
+def _load(vel, w, i):
+    """Body row ``i``'s velocity and spin as tuples, zeros for ``i < 0``."""
+    if i >= 0:
+        return v.row(vel, i), v.row(w, i)
+    return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+
+
+@_jit.njit(borrow=True)
+def _store(vel, w, i, lin, ang):
+    """Write body row ``i``'s velocity and spin (nothing for ``i < 0``)."""
+    if i >= 0:
+        v.store(vel, i, lin)
+        v.store(w, i, ang)
 
 
 @njit(cache=True, parallel=True)
@@ -221,12 +236,8 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
             if not busy:
                 continue
             a, b = ia[g0], ib[g0]
-            va, wa = _ZERO, _ZERO
-            if a >= 0:
-                va, wa = v.row(pv, a), v.row(pw, a)
-            vb, wb = _ZERO, _ZERO
-            if b >= 0:
-                vb, wb = v.row(pv, b), v.row(pw, b)
+            va, wa = _load(pv, pw, a)
+            vb, wb = _load(pv, pw, b)
             ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
             for jj in range(g1 - g0):
                 c = g0 + jj if forward else g1 - 1 - jj
@@ -238,12 +249,8 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
                 acc[c] = new
                 lam = new - old
                 va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
-            if a >= 0:
-                v.store(pv, a, va)
-                v.store(pw, a, wa)
-            if b >= 0:
-                v.store(pv, b, vb)
-                v.store(pw, b, wb)
+            _store(pv, pw, a, va, wa)
+            _store(pv, pw, b, vb, wb)
 
 
 @njit(cache=True)
@@ -258,12 +265,8 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
         held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
     for c in range(s0, s1):
         a, b = ia[c], ib[c]
-        va, wa = _ZERO, _ZERO
-        if a >= 0:
-            va, wa = v.row(vel, a), v.row(w, a)
-        vb, wb = _ZERO, _ZERO
-        if b >= 0:
-            vb, wb = v.row(vel, b), v.row(w, b)
+        va, wa = _load(vel, w, a)
+        vb, wb = _load(vel, w, b)
         approach[c] = _along(p, c, 0, va, wa, vb, wb)
         d = depth[c]
         target[c] = 0.0 if d > 0.0 else d / dt  # a gap: approach by at most the gap (penetration: split impulses)
@@ -277,12 +280,8 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
                 if b >= 0:
                     vb = v.madd(vb, _get(p, c, _U + o), inv_m[b] * lam)
                     wb = v.madd(wb, _get(p, c, _MB + o), lam)
-            if a >= 0:
-                v.store(vel, a, va)
-                v.store(w, a, wa)
-            if b >= 0:
-                v.store(vel, b, vb)
-                v.store(w, b, wb)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
         else:
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
     # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
@@ -304,12 +303,8 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
             g = gj if forward else ng - 1 - gj
             g0, g1 = groups[g], groups[g + 1]  # (not s0, s1: the restitution pass below needs the island's)
             a, b = ia[g0], ib[g0]
-            va, wa = _ZERO, _ZERO
-            if a >= 0:
-                va, wa = v.row(vel, a), v.row(w, a)
-            vb, wb = _ZERO, _ZERO
-            if b >= 0:
-                vb, wb = v.row(vel, b), v.row(w, b)
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
             ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
             for jj in range(g1 - g0):
                 c = g0 + jj if forward else g1 - 1 - jj
@@ -344,12 +339,8 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
                         if p[c, _MASS + d] > 0.0:
                             change = max(change, abs(dl) / p[c, _MASS + d])
                 va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
-            if a >= 0:
-                v.store(vel, a, va)
-                v.store(w, a, wa)
-            if b >= 0:
-                v.store(vel, b, vb)
-                v.store(w, b, wb)
+            _store(vel, w, a, va, wa)
+            _store(vel, w, b, vb, wb)
         if held:
             change = max(change, solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint))
     # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
@@ -366,23 +357,17 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
             if restitution[c] <= 0.0 or approach[c] >= -bounce_threshold or impulse[c, 0] <= 0.0:
                 continue
             a, b = ia[c], ib[c]
-            va, wa = _ZERO, _ZERO
-            if a >= 0:
-                va, wa = v.row(vel, a), v.row(w, a)
-            vb, wb = _ZERO, _ZERO
-            if b >= 0:
-                vb, wb = v.row(vel, b), v.row(w, b)
+            va, wa = _load(vel, w, a)
+            vb, wb = _load(vel, w, b)
             old = impulse[c, 0]
             new = max(old + p[c, _MASS] * (-restitution[c] * approach[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
             impulse[c, 0] = new
             lam = new - old
             n = _get(p, c, _U)
             if a >= 0:
-                v.store(vel, a, v.madd(va, n, -inv_m[a] * lam))
-                v.store(w, a, v.madd(wa, _get(p, c, _MA), -lam))
+                _store(vel, w, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
             if b >= 0:
-                v.store(vel, b, v.madd(vb, n, inv_m[b] * lam))
-                v.store(w, b, v.madd(wb, _get(p, c, _MB), lam))
+                _store(vel, w, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
     return done
 
 
