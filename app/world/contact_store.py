@@ -115,6 +115,14 @@ class ContactStore:
         return got
 
     @classmethod
+    def of_words(cls, words):
+        """A store over ``words`` (m, w) int64, C-contiguous rows as :attr:`words` gives them (what a
+        compiled pass made), without a copy."""
+        st = cls(data=np.ndarray((len(words),), cls.DTYPE, buffer=words))
+        st._cache["words"] = words
+        return st
+
+    @classmethod
     def from_batch(cls, batch, rows, keys, flip=False):
         """The pairs of a :class:`collision.hull_batch.ManifoldBatch` that have points, as rows in one
         compiled pass; ``keys`` (k, 5), ``rows`` (k, 3) the SAT caches (None: -1). ``flip``: the
@@ -155,6 +163,8 @@ del _name
 # each field's first word in a row (every field starts on a word: the dtype is aligned)
 (_W_KEYS, _W_COUNT, _W_NORMAL, _W_KIND, _W_TESTS, _W_SAT_DEPTH, _W_SAT, _W_POINTS_A, _W_POINTS_B, _W_DEPTHS,
  _W_IDS, _W_AGE, _W_IMPULSE) = (ContactStore.DTYPE.fields[name][1] // 8 for name in ContactStore._FIELDS if name != "frozen")
+_WORDS = ContactStore.DTYPE.itemsize // 8  # words in a row
+_FROZEN_BYTE = ContactStore.DTYPE.fields["frozen"][1]  # the frozen flag's byte in a row
 _FACE_A, _FACE_B = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
 
 

@@ -26,6 +26,14 @@ finds the events. Only the rarer pairs (capsules against capsules and hulls,
 convex pieces against a static triangle mesh) take
 :func:`collision.narrow_phase.collide_shapes` /
 :func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
+:meth:`ContactManager.update` calls those kernels from two compiled calls,
+one before the hull batch (:func:`_detect_begin`: the sort, the mid phase,
+the half-space batches and the hull batch's arguments, into scratch arrays
+kept from step to step) and one after it (:func:`_detect_end`: the hull
+rows, the join with last step's rows and the events), so a small scene does
+not pay for a dozen calls, their arguments and the arrays they return; its
+twin :meth:`ContactManager._update_composed` makes every call from Python, and
+the tests hold the two equal bit for bit.
 
 Mid phase: a body made of several convex pieces passes only the piece pairs
 whose world AABBs (expanded by the contact margin) overlap to the narrow
@@ -61,7 +69,7 @@ import numpy as np
 from obbcollide._jit import njit
 from obbcollide.convex_mesh import collide_convex_trimesh
 from obbcollide.halfspace_batch import CoreTable, _halfspace_kernel, collide_halfspace_pairs
-from obbcollide.hull_batch import HullTable, collide_hull_pairs
+from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
 from obbcollide.manifold import KIND_NAMES, Manifold
 from obbcollide.round_batch import collide_sphere_pairs
 from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
@@ -69,7 +77,8 @@ from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_b
 from obbcollide.transform import POSE_ERRORS, check_pose_kernel
 
 from .body import DYNAMIC, STATIC, box_world_bounds
-from .contact_store import (_W_COUNT, _W_SAT, ContactStore, _pack_kernel, in_sorted, key_compare, next_store, pack_rows,
+from .contact_store import (_FROZEN_BYTE, _W_COUNT, _W_DEPTHS, _W_SAT, _WORDS, ContactStore, _next_store_kernel,
+                            _pack_kernel, _touch_events_kernel, in_sorted, key_compare, next_store, pack_rows,
                             rows_array, sort_store, touch_events)
 
 __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore"]
@@ -87,6 +96,8 @@ def _kind_index(name):
 
 # No hull piece pairs apart (ContactManager._apart: keys and SAT caches, see _separated_rows).
 _NO_APART = np.zeros((0, 8), np.int64)
+_NO_BATCH = ManifoldBatch.empty(0)  # (no hull pairs in the batch)
+_NO_STORE = ContactStore()  # (no pairs one by one; never written)
 
 # Shape kinds, for choosing the batch a piece pair goes to.
 _HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
@@ -288,16 +299,14 @@ def _separated_rows(words, k):
 
 
 @njit(cache=True)
-def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old, apart):
-    """The hull batch's arguments for the piece pairs ``rows`` (in key order): hull ids and poses of
-    each side, margins, and the SAT cache of last step for the same key: that of the old store row
-    (``old``, pairs with points), else that of the pair that was apart (``apart``, keys and caches
-    of :func:`_separated_rows`); both walked in key order, -1: none."""
+def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old, apart, ia, pa, ib, pb, mg, caches):
+    """The hull batch's arguments for the piece pairs ``rows`` (in key order), written to the first
+    ``len(rows)`` rows of ``ia, pa, ib, pb, mg, caches``: hull ids and poses of each side, margins,
+    and the SAT cache of last step for the same key: that of the old store row (``old``, pairs with
+    points), else that of the pair that was apart (``apart``, keys and caches of
+    :func:`_separated_rows`); both walked in key order, -1: none."""
     k = rows.shape[0]
-    ia, ib = np.empty(k, np.int64), np.empty(k, np.int64)
-    pa, pb = np.empty((k, 4, 4)), np.empty((k, 4, 4))
-    mg = np.empty(k)
-    caches = np.full((k, 3), -1, np.int64)
+    caches[:k] = -1
     j = s = 0
     for t in range(k):
         i = rows[t]
@@ -316,7 +325,6 @@ def _hull_inputs(rows, words, ga, gb, hull, pose, margins, old, apart):
         if s < apart.shape[0] and key_compare(apart, s, words, i) == 0:
             for c in range(3):
                 caches[t, c] = apart[s, 5 + c]
-    return ia, pa, ib, pb, mg, caches
 
 
 @njit(cache=True)
@@ -368,6 +376,168 @@ def _halfspace_route(rows, flip, words, ga, gb, core, plane, pose, margins, poin
     _pack_kernel(rows, np.zeros((0, 5), np.int64), count, normal, kind, tests, sat_depth, np.full((0, 3), -1, np.int64),
                  points_a, points_b, depths, ids, flip, words, reals)
     return -1
+
+
+@njit(cache=True)
+def _detect_begin(pairs, motion, sleeping, shape_count, old_words, n, sweep, margin, start, kind, center, axes, half,
+                  pose, hull, core, plane, core_points, core_starts, core_radius, apart, hull_inputs, active, kept,
+                  words, margins, ga, gb, route, order, bounds, ia, pa, ib, pb, mg, caches):
+    """The detection of a step up to the hull batch, in one call (what :meth:`ContactManager.update`
+    composes from :func:`_classify`, :func:`_route`, :func:`_halfspace_route` and
+    :func:`_hull_inputs`, the same kernels in the same order), into scratch arrays the caller keeps
+    from step to step (:class:`_Scratch`).
+
+    Parameters
+    ----------
+    pairs : (c, 2) int64
+        The candidate body pairs (i < j).
+    old_words : (m, w) int64
+        Last step's store rows as words.
+    apart : (s, 8) int64
+        Last step's hull piece pairs that were apart (:func:`_separated_rows`).
+    hull_inputs : bool
+        Gather the hull batch's arguments (False: the hull pairs go one by one).
+    active : (>= c,) int64; kept : (>= m,) bool
+        Scratch for :func:`_classify`: ``kept[:m]`` marks the old rows that stay as they are.
+    words : (cap, w) int64; margins : (cap,) float64; ga, gb, route, order : (cap,) int64
+        The piece pairs' rows and :func:`_route`'s outputs; ``bounds`` (routes + 1,) int64.
+    ia, pa, ib, pb, mg, caches : (cap, ...)
+        The hull batch's arguments (:func:`_hull_inputs`), its pairs' in the first rows.
+    The others as :func:`_classify`, :func:`_route` and :func:`_halfspace_route` take them.
+
+    Returns
+    -------
+    need : int
+        0, or the piece pairs' count when it is more than ``cap`` (then nothing past
+        :func:`_classify` ran: call again with larger scratch).
+    m : int
+        Active body pairs.
+    k : int
+        Piece pairs, rows ``words[:k]`` in key order (keys and, for the half-space pairs, manifolds
+        written).
+    bad, bad_route : int
+        The row in its half-space batch of the first pose that batch rejected and its route, or -1.
+    """
+    ra, rb = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    m, cap = _classify(ra, rb, motion, sleeping, shape_count, old_words[:, :5], n, active, kept[:old_words.shape[0]])
+    if cap > words.shape[0]:
+        return cap, m, 0, -1, -1
+    bounds[:] = 0
+    k = 0
+    if m:
+        k = _route(ra, rb, active[:m], sweep, margin, n, start, kind, center, axes, half, pose, words, margins, ga,
+                   gb, route, order, bounds)
+    reals = words.view(np.float64)
+    bad, bad_route = -1, -1
+    for r in (_R_HALF, _R_HALF_FLIP):
+        rows = order[bounds[r]:bounds[r + 1]]
+        if rows.shape[0] and bad < 0:
+            bad = _halfspace_route(rows, r == _R_HALF_FLIP, words, ga, gb, core, plane, pose, margins, core_points,
+                                   core_starts, core_radius, reals)
+            bad_route = r if bad >= 0 else -1
+    if hull_inputs:
+        _hull_inputs(order[bounds[_R_HULL]:bounds[_R_HULL + 1]], words, ga, gb, hull, pose, margins, old_words, apart,
+                     ia, pa, ib, pb, mg, caches)
+    return 0, m, k, bad, bad_route
+
+
+class _Scratch:
+    """The arrays :func:`_detect_begin` fills, kept from step to step and grown when a step needs more
+    (numba hands each array it returns back through Python's objects, which costs more than the
+    arrays' work in a small scene)."""
+
+    def __init__(self, pairs=64, rows=64, pieces=64):
+        self.pairs, self.rows, self.pieces = pairs, rows, pieces
+        c = pieces
+        self.arrays = (np.empty(pairs, np.int64), np.empty(rows, np.bool_), np.empty((c, _WORDS), np.int64),
+                       np.empty(c), np.empty(c, np.int64), np.empty(c, np.int64), np.empty(c, np.int64),
+                       np.empty(c, np.int64), np.zeros(_ROUTES + 1, np.int64), np.empty(c, np.int64),
+                       np.empty((c, 4, 4)), np.empty(c, np.int64), np.empty((c, 4, 4)), np.empty(c),
+                       np.empty((c, 3), np.int64))
+        (self.active, self.kept, self.words, self.margins, self.ga, self.gb, self.route, self.order, self.bounds,
+         self.ia, self.pa, self.ib, self.pb, self.mg, self.caches) = self.arrays
+
+    def fits(self, pairs, rows, pieces=0):
+        return pairs <= self.pairs and rows <= self.rows and pieces <= self.pieces
+
+    def grown(self, pairs, rows, pieces=0):
+        """Scratch for at least these counts (twice what is asked, at least what this one holds)."""
+        return _Scratch(max(self.pairs, 2 * pairs), max(self.rows, 2 * rows), max(self.pieces, 2 * pieces))
+
+
+@njit(cache=True)
+def _detect_end(words, k, hull_rows, count, normal, points_a, points_b, depths, ids, kind, tests, sat_depth, caches,
+                old_words, old_frozen, kept, extra_words, tol2, may_update, n, prev):
+    """The detection of a step after the batches, in one call (what :meth:`ContactManager.update`
+    composes from :func:`app.world.contact_store.pack_rows` for the hull batch,
+    :func:`_separated_rows`, :func:`app.world.contact_store.next_store` and
+    :func:`app.world.contact_store.touch_events`, the same kernels in the same order).
+
+    Parameters
+    ----------
+    words : (cap, w) int64
+        The piece pairs' rows of :func:`_detect_begin`, ``words[:k]`` in use.
+    hull_rows : (h,) int64
+        The rows of the hull batch's pairs; ``count`` ... ``sat_depth`` its outputs
+        (:class:`collision.hull_batch.ManifoldBatch`), ``caches`` (h, 3) its SAT caches.
+    old_words : (m, w) int64; old_frozen : (m,) bool
+        Last step's store (its frozen flags are written when its rows stay).
+    kept : (>= m,) bool
+        ``kept[:m]``: the old rows that stay as they are (:func:`_classify`).
+    extra_words : (x, w) int64
+        The rows of the pairs done one by one, in key order.
+    tol2 : float
+        The squared distance for matching points (:func:`app.world.contact_store.next_store`).
+    may_update : bool
+        The old rows may be updated where they are.
+    n : int
+        Body rows; ``prev`` the last step's touching body pairs as codes ``a n + b`` (ascending).
+
+    Returns
+    -------
+    rows : int
+        The new store's rows, ``out[:rows]``; -1 when the old store was updated in place (or all its rows
+        stay).
+    out : (r, w) int64
+    apart : (s, 8) int64
+        :func:`_separated_rows` of the piece pairs.
+    codes, points, was, stays
+        As :func:`app.world.contact_store.touch_events` gives them.
+    total : int
+        Contact points in the new store.
+    """
+    kept = kept[:old_words.shape[0]]
+    reals = words.view(np.float64)
+    if hull_rows.shape[0]:
+        _pack_kernel(hull_rows, np.zeros((0, 5), np.int64), count, normal, kind, tests, sat_depth, caches, points_a,
+                     points_b, depths, ids, False, words, reals)
+    apart = _separated_rows(words, k)
+    fw, fr = words[:k], reals[:k]
+    old_reals = old_words.view(np.float64)
+    extra_reals = extra_words.view(np.float64)
+    nk = 0
+    for r in range(kept.shape[0]):
+        nk += kept[r]
+    if k == 0 and extra_words.shape[0] == 0 and nk == kept.shape[0]:  # all at rest: nothing to join
+        old_frozen[:] = True
+        rows = -1
+        out = old_words[:0]
+    else:
+        out = np.empty((nk + k + extra_words.shape[0], _WORDS), np.int64)
+        out_frozen = out.view(np.bool_)[:, _FROZEN_BYTE]
+        rows = _next_store_kernel(old_words, old_reals, kept, old_frozen, fw, fr, extra_words, extra_reals, tol2,
+                                  may_update, out, out.view(np.float64), out_frozen)
+    new = old_words if rows < 0 else out[:rows]
+    new_reals = new.view(np.float64)
+    m0 = new.shape[0]
+    codes, points, was = np.empty(m0, np.int64), np.empty(m0, np.int64), np.empty(m0, np.bool_)
+    stays = np.empty(prev.shape[0], np.bool_)
+    t = _touch_events_kernel(new[:, :5], new[:, _W_COUNT], new_reals[:, _W_DEPTHS:_W_DEPTHS + 4], n, prev, codes,
+                             points, was, stays)
+    total = 0
+    for r in range(m0):
+        total += new[r, _W_COUNT]
+    return rows, out, apart, codes[:t], points[:t], was[:t], stays, total
 
 
 @njit(cache=True)
@@ -446,6 +616,7 @@ class ContactManager:
 
     def clear(self):
         self.store = ContactStore()
+        self._scratch = _Scratch()  # (ContactManager._update_fused)
         self._bodies = []
         self._caches = {}
         self._apart = _NO_APART  # hull piece pairs apart last step: keys and SAT caches (_separated_rows)
@@ -529,12 +700,98 @@ class ContactManager:
 
         This step's events are then in :attr:`events` (built when read).
         """
-        n = len(bodies)
         if table is None:
             table = _snapshot(bodies)
         self._follow(bodies)
         info = self._rows(bodies, table)  # (packed when the bodies change, not at their first contact: no hitch then)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if sweep is None:
+            sweep = np.zeros(len(bodies))
+        sweep = np.ascontiguousarray(sweep, dtype=np.float64)
+        if self._one_call_narrow:
+            self._update_fused(bodies, table, info, pairs, sweep)
+        else:
+            self._update_composed(bodies, table, info, pairs, sweep)
+
+    def _update_fused(self, bodies, table, info, pairs, sweep):
+        """:meth:`update` in two compiled calls around the batches (:func:`_detect_begin`,
+        :func:`_detect_end`): the same kernels as :meth:`_update_composed`, in the same order, without
+        the Python between them (the stores, the arguments, the dispatch of each call)."""
+        n = len(bodies)
+        old = self.store
+        pose = table.state.pose
+        cores = self._cores
+        gjk = self.hull_response == "gjk"
+        sc = self._scratch
+        if not sc.fits(len(pairs), len(old)):
+            sc = self._scratch = sc.grown(len(pairs), len(old))
+        while True:
+            need, m, k, bad, bad_route = _detect_begin(
+                pairs, table.motion, table.state.sleeping, table.shape_count, old.words, n, sweep, self.margin,
+                info.start, info.kind, info.center, info.axes, info.half, pose, info.hull, info.core, info.plane,
+                cores.points, cores.starts, cores.radius, self._apart, not gjk, *sc.arrays)
+            if not need:
+                break
+            sc = self._scratch = sc.grown(len(pairs), len(old), need)
+        words, order, bounds = sc.words, sc.order, sc.bounds
+        if bad >= 0:  # (as collide_halfspace_pairs words it)
+            flip = bad_route == _R_HALF_FLIP
+            p = pose[words[order[bounds[bad_route] + bad], 0 if flip else 1]]
+            raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(p)]}")
+        old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
+        batch, hull_rows, extra = _NO_BATCH, order[:0], _NO_STORE
+        hulls = order[bounds[_R_HULL]:bounds[_R_HULL + 1]]
+        h = len(hulls)
+        if h and not gjk:
+            batch = collide_hull_pairs(self._hulls, sc.ia[:h], sc.pa[:h], sc.ib[:h], sc.pb[:h], sc.mg[:h],
+                                       sc.caches[:h], check=False)
+            hull_rows = hulls
+        if bounds[_ROUTES] > bounds[_R_BALL] or (h and gjk):  # the rarer routes
+            extra = self._rarer(bodies, table, info, words, sc.margins, sc.ga, sc.gb, order, bounds, old_caches, gjk)
+        rows, out, apart, codes, points, was, stays, total = _detect_end(
+            words, k, hull_rows, batch.count, batch.normal, batch.points_a, batch.points_b, batch.depths, batch.ids,
+            batch.kind, batch.tests, batch.sat_depth, sc.caches, old.words, old.frozen, sc.kept, extra.words,
+            self.match_tol ** 2, self._views is None, n, self._touch[0])
+        self._apart = apart if k else _NO_APART
+        new = old if rows < 0 else ContactStore.of_words(out[:rows])
+        self.store = new
+        self._views = None
+        self.stats = {"piece_pairs": k, "manifolds": len(new), "points": total}
+        ends = self._gone
+        if len(stays) and not stays.all():
+            ends = ends + [(self._bodies[i], self._bodies[j]) for i, j in self._touch_rows()[~stays]]
+        self._gone = []
+        self._touch = (codes, points)
+        self._events = (~was, was, ends)
+        self._event_list = None
+
+    def _rarer(self, bodies, table, info, words, margins, ga, gb, order, bounds, old_caches, gjk):
+        """The piece pairs outside the hull and half-space batches (:meth:`_update_fused`): spheres in
+        their batch, written into ``words``; the others one by one, returned as a store in key order
+        (the hull pairs too when ``gjk``)."""
+        fresh = ContactStore.of_words(words)
+        pose = table.state.pose
+        extra = _NO_STORE
+        for r in (_R_HULL, _R_BALL, _R_BALL_FLIP, _R_ONE):
+            rows = order[bounds[r]:bounds[r + 1]]
+            if not len(rows) or (r == _R_HULL and not gjk):
+                continue
+            if r in (_R_BALL, _R_BALL_FLIP):
+                flip = r == _R_BALL_FLIP
+                sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose,
+                                                            margins)
+                batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
+                pack_rows(rows, batch, None, None, flip, fresh)
+                continue
+            one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
+                                   collide_hull_hull_gjk if r == _R_HULL else collide_shapes)
+            extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data, one.data])))
+        return extra
+
+    def _update_composed(self, bodies, table, info, pairs, sweep):
+        """:meth:`update` composed from Python: a compiled call per stage and per batch (the twin of
+        :meth:`_update_fused`, for the tests that compare the two)."""
+        n = len(bodies)
         ra, rb = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         old = self.store
         # pairs whose bodies both rest (asleep or static) keep their rows as they were (``kept``)
@@ -545,7 +802,6 @@ class ContactManager:
         fresh, extra = ContactStore(data=rows_array(cap)), ContactStore()
         k = 0
         if m:
-            sweep = np.zeros(n) if sweep is None else np.ascontiguousarray(sweep, dtype=np.float64)
             k, extra = self._narrow(bodies, table, info, old, old_caches, ra, rb, active[:m], sweep, fresh)
         # the store keeps only rows with points: a pair that was apart keeps its separating feature here
         self._apart = _separated_rows(fresh.words, k) if k else _NO_APART
@@ -586,12 +842,13 @@ class ContactManager:
                 extra = gjk if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
                                                                                                 gjk.data])))
             elif r == _R_HULL:
-                ia, pa, ib, pb, mg, caches = _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words,
-                                                          self._apart)
+                h = len(rows)
+                ia, pa, ib, pb = np.empty(h, np.int64), np.empty((h, 4, 4)), np.empty(h, np.int64), np.empty((h, 4, 4))
+                mg, caches = np.empty(h), np.empty((h, 3), np.int64)
+                _hull_inputs(rows, words, ga, gb, info.hull, pose, margins, old.words, self._apart, ia, pa, ib, pb, mg,
+                             caches)
                 batch = collide_hull_pairs(self._hulls, ia, pa, ib, pb, mg, caches, check=False)
                 pack_rows(rows, batch, caches, None, False, fresh)
-            elif r in (_R_HALF, _R_HALF_FLIP) and self._one_call_narrow:
-                self._halfspace_batch(rows, r == _R_HALF_FLIP, words, ga, gb, info, pose, margins, fresh)
             elif r in (_R_HALF, _R_HALF_FLIP):
                 flip = r == _R_HALF_FLIP
                 cids, poses, normals, offsets, mg = _halfspace_inputs(rows, flip, words, ga, gb, info.core, info.plane,
@@ -610,18 +867,10 @@ class ContactManager:
                                                                                                 one.data])))
         return k, extra
 
-    # the half-space batch as one compiled call (:func:`_halfspace_route`); False: five calls from
-    # Python, the same kernels (the results are the same bit for bit)
+    # the detection of a step as two compiled calls around the batches (:meth:`_update_fused`); False:
+    # a call per stage and per batch from Python (:meth:`_update_composed`), the same kernels (the
+    # results are the same bit for bit)
     _one_call_narrow = True
-
-    def _halfspace_batch(self, rows, flip, words, ga, gb, info, pose, margins, fresh):
-        """The half-space piece pairs ``rows`` into their rows of ``fresh`` (:func:`_halfspace_route`)."""
-        cores = self._cores
-        bad = _halfspace_route(rows, flip, words, ga, gb, info.core, info.plane, pose, margins, cores.points,
-                               cores.starts, cores.radius, fresh.reals)
-        if bad >= 0:  # (as collide_halfspace_pairs words it)
-            p = pose[words[rows[bad], 0 if flip else 1]]
-            raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(p)]}")
 
     def _follow(self, bodies):
         """Carry the store over to a changed body list: rows renumbered, rows of removed bodies

@@ -239,7 +239,15 @@ def _islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, sti
                     spin[k, a] *= settle
 
 
-@njit(cache=True)
+@njit(inline="always")
+def _offset(points_a, points_b, m, i, pose, root_center, row, c):
+    """Coordinate ``c`` of the midpoint of contact ``m, i`` minus body ``row``'s centre ``R c + t``."""
+    centre = (pose[row, c, 0] * root_center[row, 0] + pose[row, c, 1] * root_center[row, 1]
+              + pose[row, c, 2] * root_center[row, 2] + pose[row, c, 3])
+    return 0.5 * (points_a[m, i, c] + points_b[m, i, c]) - centre
+
+
+@njit(borrow=True)
 def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
                    root_center, velocity, spin, friction, restitution, default_friction, default_restitution,
                    ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot):
@@ -275,14 +283,12 @@ def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impul
                     kin[k, side, c] = 0.0
                 if w_ < 0 and motion[row] == KINEMATIC:
                     # the material point's velocity: v + w x (q - centre), centre = R c + t
-                    r = np.empty(3)
-                    for c in range(3):
-                        centre = (pose[row, c, 0] * root_center[row, 0] + pose[row, c, 1] * root_center[row, 1]
-                                  + pose[row, c, 2] * root_center[row, 2] + pose[row, c, 3])
-                        r[c] = 0.5 * (points_a[m, i, c] + points_b[m, i, c]) - centre
-                    kin[k, side, 0] = velocity[row, 0] + spin[row, 1] * r[2] - spin[row, 2] * r[1]
-                    kin[k, side, 1] = velocity[row, 1] + spin[row, 2] * r[0] - spin[row, 0] * r[2]
-                    kin[k, side, 2] = velocity[row, 2] + spin[row, 0] * r[1] - spin[row, 1] * r[0]
+                    r0 = _offset(points_a, points_b, m, i, pose, root_center, row, 0)
+                    r1 = _offset(points_a, points_b, m, i, pose, root_center, row, 1)
+                    r2 = _offset(points_a, points_b, m, i, pose, root_center, row, 2)
+                    kin[k, side, 0] = velocity[row, 0] + spin[row, 1] * r2 - spin[row, 2] * r1
+                    kin[k, side, 1] = velocity[row, 1] + spin[row, 2] * r0 - spin[row, 0] * r2
+                    kin[k, side, 2] = velocity[row, 2] + spin[row, 0] * r1 - spin[row, 1] * r0
             mrow[k], slot[k] = m, i
             k += 1
     return k

@@ -197,25 +197,29 @@ def _push(p, c, ma, mb, lam, va, wa, vb, wb):
             v.madd(vb, n, mb * lam), v.madd(wb, _get(p, c, _MB), lam))
 
 
-@njit(cache=True)
-def _groups(ia, ib, s0, s1):
-    """(g + 1,) starts of the runs of consecutive points between the same two bodies in ``[s0, s1)``."""
-    out = np.empty(s1 - s0 + 1, np.int64)
+@_jit.njit(borrow=True)
+def _groups(ia, ib, s0, s1, groups, base):
+    """The starts of the runs of consecutive points between the same two bodies in ``[s0, s1)``, then
+    ``s1``, written to ``groups[base:]`` (at most ``s1 - s0 + 1`` entries); returns the number of runs."""
     g = 0
     for c in range(s0, s1):
         if c == s0 or ia[c] != ia[c - 1] or ib[c] != ib[c - 1]:
-            out[g] = c
+            groups[base + g] = c
             g += 1
-    out[g] = s1
-    return out[:g + 1]
+    groups[base + g] = s1
+    return g
 
 
-@njit(cache=True)
-def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0, s1, target, acc):
+# The per-island kernels below borrow their arrays (obbcollide._jit.njit(borrow=True)): they are
+# called once per island, and a scene of small islands (a hundred boxes apart on the ground) would
+# otherwise spend more on counting references to their twenty arrays than on its few points.
+@_jit.njit(borrow=True)
+def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0, s1, target, acc, groups, base):
     """Split impulses of the points ``[s0, s1)`` (one island): push penetrations deeper than the
     slop apart with pseudo velocities ``pv, pw`` that move the positions this step and are then
     forgotten, so the correction adds no kinetic energy (Catto's split impulse; Bullet's
-    ``splitImpulse``). ``target`` and ``acc`` are scratch over all points."""
+    ``splitImpulse``). ``target`` and ``acc`` are scratch over all points, ``groups[base:]`` over the
+    island's (:func:`_groups`)."""
     deep = False
     for c in range(s0, s1):
         target[c] = beta * max(depth[c] - slop, 0.0) / dt
@@ -223,13 +227,12 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
         deep = deep or target[c] > 0.0
     if not deep:
         return
-    groups = _groups(ia, ib, s0, s1)
-    ng = groups.shape[0] - 1
+    ng = _groups(ia, ib, s0, s1, groups, base)
     for it in range(iterations):
         forward = it % 2 == 0
         for gj in range(ng):
             g = gj if forward else ng - 1 - gj
-            g0, g1 = groups[g], groups[g + 1]
+            g0, g1 = groups[base + g], groups[base + g + 1]
             busy = False
             for c in range(g0, g1):
                 busy = busy or target[c] != 0.0 or acc[c] != 0.0
@@ -253,12 +256,13 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
             _store(pv, pw, b, vb, wb)
 
 
-@njit(cache=True)
+@_jit.njit(borrow=True)
 def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint):
+                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint, groups, base):
     """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran
     (fewer than ``iterations`` once a pair of sweeps changed none of its contacts' relative
-    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points.
+    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points,
+    ``groups[base:]`` over the island's (:func:`_groups`).
     When body row ``jk`` is in the island, the mouse joint ``joint`` is solved after each sweep."""
     held = False
     for c in range(s0, s1):
@@ -286,8 +290,7 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
     # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
     # solved as a group: the two bodies' velocities are loaded once and stored once per sweep.
-    groups = _groups(ia, ib, s0, s1)
-    ng = groups.shape[0] - 1
+    ng = _groups(ia, ib, s0, s1, groups, base)
     done = iterations
     change = 0.0
     for it in range(iterations):
@@ -301,7 +304,7 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
             # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
             # that makes a stack creep sideways
             g = gj if forward else ng - 1 - gj
-            g0, g1 = groups[g], groups[g + 1]  # (not s0, s1: the restitution pass below needs the island's)
+            g0, g1 = groups[base + g], groups[base + g + 1]  # (not s0, s1: the restitution pass below needs the island's)
             a, b = ia[g0], ib[g0]
             va, wa = _load(vel, w, a)
             vb, wb = _load(vel, w, b)
@@ -380,10 +383,11 @@ def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution
     k = ia.shape[0]
     target = np.empty(k)
     approach = np.empty(k)
+    groups = np.empty(k + starts.shape[0], np.int64)  # island i's runs from starts[i] + i
     for i in prange(starts.shape[0] - 1):
         done[i] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
                                iterations, bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target,
-                               approach, jk, joint)
+                               approach, jk, joint, groups, starts[i] + i)
 
 
 @njit(cache=True)
@@ -400,9 +404,10 @@ def _split_islands(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, 
     k = ia.shape[0]
     target = np.empty(k)
     acc = np.empty(k)
+    groups = np.empty(k + starts.shape[0], np.int64)  # island i's runs from starts[i] + i
     for i in prange(starts.shape[0] - 1):
         _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, starts[i], starts[i + 1],
-                     target, acc)
+                     target, acc, groups, starts[i] + i)
 
 
 @njit(cache=True)

@@ -3,8 +3,8 @@ answers as the same code with it, hold no reference after a call, and may not al
 
 The per-pair and per-point kernels of the hot loops borrow (the pose check, the cached
 separating-axis test, the box and hull manifolds, the contact store's row helpers, the solver's
-body rows); each is
-checked to be compiled that way, since a decorator lost in an edit would cost the loops several
+body rows and its per-island iterations, the gathering of the contact points); each is checked to
+be compiled that way, since a decorator lost in an edit would cost the loops several
 times their arithmetic again without changing any answer.
 """
 
@@ -77,7 +77,7 @@ def test_borrowing_kernel_may_not_allocate():
 
 
 def test_hot_kernels_borrow():
-    from app.world import contact_store, contacts, solver
+    from app.world import contact_store, contacts, dynamics, solver
     from obbcollide import box_box, broad_phase, contact_reduce, gauss_map, hull_batch, manifold, transform
 
     kernels = [transform.check_pose_kernel, manifold.relative_pose, manifold.cached_sep,
@@ -85,6 +85,7 @@ def test_hot_kernels_borrow():
                gauss_map.edge_pairs_pruned, gauss_map.edge_pairs_brute, box_box.collide_box_box_into,
                box_box._box_face_contact, contact_reduce._reduce_into, hull_batch._clear_row,
                contact_store.key_compare, contact_store._carry_row, contacts._piece_boxes,
-               broad_phase.aabb_tree._insert_leaf, solver._load, solver._store, solver._side]
+               broad_phase.aabb_tree._insert_leaf, solver._load, solver._store, solver._side,
+               solver._groups, solver._solve_range, solver._split_range, dynamics._gather_kernel]
     for k in kernels:
         assert k.targetoptions.get("_nrt") is False, k.py_func.__qualname__

@@ -1,6 +1,6 @@
-"""The dynamics of a step as one compiled call (app/world/dynamics_step.py), and the half-space batch
-of the narrow phase as one compiled call (app/world/contacts.py), against the steps composed from
-Python: the same kernels in the same order, so every pose, velocity, spin and stored contact
+"""The dynamics of a step as one compiled call (app/world/dynamics_step.py), and the detection of a
+step as two compiled calls around the hull batch (app/world/contacts.py), against the steps composed
+from Python: the same kernels in the same order, so every pose, velocity, spin and stored contact
 must be equal bit for bit, step after step."""
 
 import numpy as np
@@ -125,3 +125,69 @@ def test_one_call_halfspace_batch_names_a_bad_pose():
             w._collide(w.table)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def jumble():
+    """Every route of the detection: boxes, balls, capsules and U shapes (three pieces) dropped on a
+    ground (half-space) and on a static triangle-mesh slab (the pieces against it go one by one),
+    some turned so that they tumble into each other."""
+    import trimesh
+
+    from obbcollide import OBBTree
+    from obbcollide.shapes import Capsule, TriMesh
+
+    from app.world.body import Body
+    from app.world.world import pose_matrix
+
+    from .test_contacts import u_body
+
+    slab = trimesh.creation.box(extents=(2.0, 0.2, 2.0)).subdivide()
+    v, f = np.asarray(slab.vertices, float), np.asarray(slab.faces, np.int64)
+    tree = OBBTree(v, f)
+    bodies = [ground_body(size=20.0),
+              Body("slab", v, f, tree, pose_matrix(None, (2.0, 0.1, 0.0)), (0.5, 0.5, 0.5), motion="static",
+                   shapes=[TriMesh(tree)])]
+    rng = np.random.default_rng(3)
+    for k in range(12):
+        pos = (2.0 * (k % 2) + rng.uniform(-0.5, 0.5), 0.6 + 0.5 * (k // 2), rng.uniform(-0.5, 0.5))
+        rot = rotation(rng.normal(size=3), float(rng.uniform(-0.8, 0.8)))
+        kind = k % 4
+        if kind == 0:
+            bodies.append(box_body(f"b{k}", (0.2, 0.15, 0.25), pos, motion="dynamic", rot=rot))
+        elif kind == 1:
+            bodies.append(ball_body(f"s{k}", 0.18, pos))
+        elif kind == 2:
+            cap = box_body(f"c{k}", (0.1, 0.3, 0.1), pos, motion="dynamic", rot=rot)
+            cap.shapes = [Capsule(0.1, 0.2)]
+            bodies.append(cap)
+        else:
+            bodies.append(u_body(f"u{k}", pos, rot, motion="dynamic"))
+    return bodies
+
+
+@pytest.mark.parametrize("hull_response", ["sat", "gjk"])
+def test_fused_detection_equals_composed_on_every_route(hull_response):
+    """The jumble: the half-space, hull, sphere and one-by-one routes (and the hull pairs one by one
+    by GJK when asked): the stores, the poses and the events of the two worlds equal at every step."""
+    worlds = [World(jumble(), dt=1 / 60, exact=False) for _ in range(2)]
+    for w in worlds:
+        w.manager.hull_response = hull_response
+    one, old = worlds[0], composed(worlds[1], dynamics=False)
+    kinds = set()
+    for step in range(90):
+        one.step()
+        old.step()
+        a, b = one.manager.store, old.manager.store
+        assert np.array_equal(a.data, b.data), f"step {step}: the stores differ"
+        for x, y in zip(states(one), states(old)):
+            assert np.array_equal(x, y), f"step {step}: the states differ"
+        assert [(e.kind, e.a.name, e.b.name, e.points) for e in one.events] == \
+            [(e.kind, e.a.name, e.b.name, e.points) for e in old.events], f"step {step}: the events differ"
+        assert one.manager.stats == old.manager.stats
+        kinds |= {(type(pm.a.shapes[pm.piece_a]).__name__, type(pm.b.shapes[pm.piece_b]).__name__)
+                  for pm in one.manifolds}
+    # every route was taken
+    assert {("HalfSpace", "Hull"), ("HalfSpace", "Sphere"), ("HalfSpace", "Capsule"), ("Hull", "Hull"),
+            ("Hull", "Sphere"), ("Sphere", "Hull"), ("Capsule", "Hull")} <= kinds, kinds
+    assert any(k[0] == "TriMesh" for k in kinds), kinds
+
