@@ -616,6 +616,7 @@ class ContactManager:
 
     def clear(self):
         self.store = ContactStore()
+        self._points = 0  # contact points in the store
         self._scratch = _Scratch()  # (ContactManager._update_fused)
         self._bodies = []
         self._caches = {}
@@ -739,6 +740,15 @@ class ContactManager:
             p = pose[words[order[bounds[bad_route] + bad], 0 if flip else 1]]
             raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(p)]}")
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
+        if not m and not self._gone and sc.kept[:len(old)].all():  # all at rest: the rows and events stay
+            old.frozen[:] = True
+            self._apart = _NO_APART
+            self._views = None
+            self.stats = {"piece_pairs": 0, "manifolds": len(old), "points": self._points}
+            pts = self._touch[1]
+            self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
+            self._event_list = None
+            return
         batch, hull_rows, extra = _NO_BATCH, order[:0], _NO_STORE
         hulls = order[bounds[_R_HULL]:bounds[_R_HULL + 1]]
         h = len(hulls)
@@ -756,6 +766,7 @@ class ContactManager:
         new = old if rows < 0 else ContactStore.of_words(out[:rows])
         self.store = new
         self._views = None
+        self._points = total
         self.stats = {"piece_pairs": k, "manifolds": len(new), "points": total}
         ends = self._gone
         if len(stays) and not stays.all():
@@ -810,7 +821,8 @@ class ContactManager:
         new = next_store(old, kept, fresh, extra, self.match_tol, in_place=self._views is None)
         self.store = new
         self._views = None
-        self.stats = {"piece_pairs": k, "manifolds": len(new), "points": int(new.count.sum())}
+        self._points = int(new.count.sum())
+        self.stats = {"piece_pairs": k, "manifolds": len(new), "points": self._points}
         if not m and new is old and not self._gone:  # nothing moved: every touching pair persists
             pts = self._touch[1]
             self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
@@ -889,6 +901,7 @@ class ContactManager:
             st = st.take(ok)
             st.keys[:, 0], st.keys[:, 1] = a[ok], b[ok]
             self.store = sort_store(st)
+            self._points = int(self.store.count.sum())
             rows, pts = self._touch_rows(), self._touch[1]
             ta, tb = new_row[rows[:, 0]], new_row[rows[:, 1]]
             ok = (ta >= 0) & (tb >= 0) & (ta < tb)

@@ -416,18 +416,23 @@ class Dynamics:
         column swayed for ten seconds and more. The damping only acts in the last quarter metre
         per second before sleep, where it changes no motion a person would follow."""
         st = table.state
+        grab, *thresholds = self._sleep_args(table)
         _islands(store.keys, store.count, store.depths, store.impulse, table.motion, st.velocity, st.spin,
-                 st.sleeping, st.still, self._grab_row(table), float(dt),
-                 float(SLEEP_TIME) if self.allow_sleep else math.inf, float(SLEEP_SPEED),
-                 float(SLEEP_SPIN), float(SETTLE_SPEED), float(SETTLE_SPIN), float(SETTLE_DAMPING))
+                 st.sleeping, st.still, grab, float(dt), *thresholds)
+
+    def _sleep_args(self, table):
+        """The arguments of :func:`_islands` but the columns and the step: the grabbed row, then the
+        sleeping and settling thresholds."""
+        return (self._grab_row(table), float(SLEEP_TIME) if self.allow_sleep else math.inf, float(SLEEP_SPEED),
+                float(SLEEP_SPIN), float(SETTLE_SPEED), float(SETTLE_SPIN), float(SETTLE_DAMPING))
 
     def step(self, table, store, dt):
         """Advance the dynamic bodies of ``table`` (an :class:`app.world.body.BodyTable`) by ``dt`` under
         the contacts of ``store`` (an :class:`app.world.contacts.ContactStore`, whose impulses are updated)."""
         st = table.state
-        self._sleep(table, store, dt)
-        if self._one_call(table, store, dt):
+        if self._one_call(table, store, dt):  # (the sleeping islands included)
             return
+        self._sleep(table, store, dt)
         where = np.empty(len(table.motion), np.int64)
         idx, x, inv_i, inv_m, v, w, asleep = _begin_kernel(
             table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
@@ -457,9 +462,9 @@ class Dynamics:
         _end_kernel(idx, st.pose, table.com, x, v, w, pv, pw, float(dt), st.velocity, st.spin)
 
     def _one_call(self, table, store, dt):
-        """The rest of :meth:`step` as one compiled call
-        (:func:`app.world.dynamics_step.dynamics_step_serial`, the same kernels in the same order)
-        when the solve would run on one thread and no mouse joint holds a body; returns whether it ran."""
+        """:meth:`step` as one compiled call (:func:`app.world.dynamics_step.dynamics_step_serial`,
+        the same kernels in the same order) when the solve would run on one thread and no mouse joint
+        holds a body; returns whether it ran."""
         from .dynamics_step import one_call_step  # (that module imports this one)
 
         return self.grab is None and one_call_step(self, table, store, dt)

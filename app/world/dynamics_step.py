@@ -30,10 +30,11 @@ OUT_DYNAMIC, OUT_SLEEPING, OUT_POINTS, OUT_ITERATIONS, OUT_ISLANDS = range(5)
 def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity, dt, lin, ang,
                          keys, count, normal, points_a, points_b, depths, impulse, root_center, friction, restitution,
                          default_friction, default_restitution, iterations, beta, slop, bounce_threshold, warm,
-                         tolerance, out):
-    """One step of the awake dynamic bodies without a mouse joint, on one thread: what
-    :meth:`app.world.dynamics.Dynamics.step` does after the sleeping islands, by the same
-    kernels in the same order (:func:`app.world.dynamics._begin_kernel`, ``_rows_kernel``,
+                         tolerance, still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin,
+                         settle_damping, out):
+    """One step of the dynamic bodies without a mouse joint, on one thread: what
+    :meth:`app.world.dynamics.Dynamics.step` does, by the same kernels in the same order
+    (:func:`app.world.dynamics._islands`, :func:`~app.world.dynamics._begin_kernel`, ``_rows_kernel``,
     :func:`app.world.solver.tangents`' kernel, the serial drivers of ``_constraints``,
     ``_solve_islands`` and ``_split_islands``, ``_put_impulses``, ``_end_kernel``).
 
@@ -52,9 +53,14 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
     beta, slop, bounce_threshold, tolerance : float
         As :func:`app.world.solver.solve_contacts`.
     warm : bool
+    still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping
+        The sleeping islands' (:func:`app.world.dynamics._islands`): the body table's ``still`` column
+        (n,), updated with ``sleeping``, velocities and spins first.
     out : (5,) int64
         Receives the counts named by ``OUT_*``.
     """
+    _dyn._islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
+                  sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping)
     where = np.empty(motion.shape[0], np.int64)
     idx, x, inv_i, inv_m, v, w, asleep = _dyn._begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass,
                                                             velocity, spin, gravity, dt, lin, ang, where)
@@ -89,7 +95,7 @@ BETA, SLOP, BOUNCE_THRESHOLD = (float(_SOLVE[name].default) for name in ("beta",
 
 
 def one_call_step(dyn, table, store, dt):
-    """:meth:`app.world.dynamics.Dynamics.step` after the sleeping islands, by
+    """:meth:`app.world.dynamics.Dynamics.step`, sleeping islands included, by
     :func:`dynamics_step_serial`, when the solve of ``store`` (at most 4 points a row) would run
     serially (:data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`);
     returns whether it ran (False: the caller composes the step).
@@ -111,7 +117,7 @@ def one_call_step(dyn, table, store, dt):
                          dyn.angular_damping, store.keys, store.count, store.normal, store.points_a, store.points_b,
                          store.depths, store.impulse, table.root_center, table.friction, table.restitution,
                          dyn.friction, dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD,
-                         dyn.warm_start, dyn.tolerance, out)
+                         dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), out)
     dyn.stats = {"dynamic": int(out[OUT_DYNAMIC]), "contact_points": int(out[OUT_POINTS]),
                  "sleeping": int(out[OUT_SLEEPING])}
     k = int(out[OUT_POINTS])
