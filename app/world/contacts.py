@@ -788,16 +788,18 @@ class ContactManager:
             if not len(rows) or (r == _R_HULL and not gjk):
                 continue
             if r in (_R_BALL, _R_BALL_FLIP):
-                flip = r == _R_BALL_FLIP
-                sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose,
-                                                            margins)
-                batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
-                pack_rows(rows, batch, None, None, flip, fresh)
+                self._sphere_batch(rows, r == _R_BALL_FLIP, words, ga, gb, info, pose, margins, fresh)
                 continue
             one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
                                    collide_hull_hull_gjk if r == _R_HULL else collide_shapes)
             extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data, one.data])))
         return extra
+
+    def _sphere_batch(self, rows, flip, words, ga, gb, info, pose, margins, store):
+        """The sphere piece pairs ``rows`` (the sphere A, or B when ``flip``) into their rows of ``store``."""
+        sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose, margins)
+        batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
+        pack_rows(rows, batch, None, None, flip, store)
 
     def _update_composed(self, bodies, table, info, pairs, sweep):
         """:meth:`update` composed from Python: a compiled call per stage and per batch (the twin of
@@ -868,11 +870,7 @@ class ContactManager:
                 batch = collide_halfspace_pairs(self._cores, cids, poses, normals, offsets, mg, check=False)
                 pack_rows(rows, batch, None, None, flip, fresh)
             elif r in (_R_BALL, _R_BALL_FLIP):
-                flip = r == _R_BALL_FLIP
-                sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose,
-                                                            margins)
-                batch = collide_sphere_pairs(self._cores, sid, ps, oid, po, hull, mg, check=False)
-                pack_rows(rows, batch, None, None, flip, fresh)
+                self._sphere_batch(rows, r == _R_BALL_FLIP, words, ga, gb, info, pose, margins, fresh)
             else:
                 one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
                 extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,

@@ -101,15 +101,24 @@ def test_one_call_halfspace_batch_equals_composed(ground_last):
     worlds = [World(boxes(ground_last=ground_last), dt=1 / 60, exact=False) for _ in range(2)]
     one, old = worlds[0], composed(worlds[1], dynamics=False)
     touched = 0
-    for step in range(120):
+    for _ in same_steps(one, old, 120):
+        touched = max(touched, int(one.manager.store.count.sum()))
+    assert touched > 20
+
+
+def same_steps(one, old, steps):
+    """Step both worlds ``steps`` times; after each step assert that the stores, the states, the
+    events and the detection counts are equal, then yield the step."""
+    for step in range(steps):
         one.step()
         old.step()
-        a, b = one.manager.store, old.manager.store
-        assert np.array_equal(a.data, b.data), f"step {step}: the stores differ"
+        assert np.array_equal(one.manager.store.data, old.manager.store.data), f"step {step}: the stores differ"
         for x, y in zip(states(one), states(old)):
             assert np.array_equal(x, y), f"step {step}: the states differ"
-        touched = max(touched, int(a.count.sum()))
-    assert touched > 20
+        assert [(e.kind, e.a.name, e.b.name, e.points) for e in one.events] == \
+            [(e.kind, e.a.name, e.b.name, e.points) for e in old.events], f"step {step}: the events differ"
+        assert one.manager.stats == old.manager.stats, f"step {step}: the counts differ"
+        yield step
 
 
 def test_one_call_halfspace_batch_names_a_bad_pose():
@@ -175,16 +184,7 @@ def test_fused_detection_equals_composed_on_every_route(hull_response):
         w.manager.hull_response = hull_response
     one, old = worlds[0], composed(worlds[1], dynamics=False)
     kinds = set()
-    for step in range(90):
-        one.step()
-        old.step()
-        a, b = one.manager.store, old.manager.store
-        assert np.array_equal(a.data, b.data), f"step {step}: the stores differ"
-        for x, y in zip(states(one), states(old)):
-            assert np.array_equal(x, y), f"step {step}: the states differ"
-        assert [(e.kind, e.a.name, e.b.name, e.points) for e in one.events] == \
-            [(e.kind, e.a.name, e.b.name, e.points) for e in old.events], f"step {step}: the events differ"
-        assert one.manager.stats == old.manager.stats
+    for _ in same_steps(one, old, 90):
         kinds |= {(type(pm.a.shapes[pm.piece_a]).__name__, type(pm.b.shapes[pm.piece_b]).__name__)
                   for pm in one.manifolds}
     # every route was taken
@@ -199,15 +199,7 @@ def test_fused_detection_equals_composed_until_all_sleep():
     worlds = [World([b for b in boxes() if b.name != "ball"], dt=1 / 60, exact=False) for _ in range(2)]
     one, old = worlds[0], composed(worlds[1], dynamics=False)
     asleep = 0
-    for step in range(300):
-        one.step()
-        old.step()
-        assert np.array_equal(one.manager.store.data, old.manager.store.data), f"step {step}: the stores differ"
-        for x, y in zip(states(one), states(old)):
-            assert np.array_equal(x, y), f"step {step}: the states differ"
-        assert [(e.kind, e.a.name, e.b.name, e.points) for e in one.events] == \
-            [(e.kind, e.a.name, e.b.name, e.points) for e in old.events], f"step {step}: the events differ"
-        assert one.manager.stats == old.manager.stats
+    for _ in same_steps(one, old, 300):
         asleep += all(b.sleeping for b in one.bodies if b.moves)
     assert asleep > 30 and one.manager.stats["points"] > 20  # at rest on their contacts
 
