@@ -457,8 +457,10 @@ class _Scratch:
         (self.active, self.kept, self.words, self.margins, self.ga, self.gb, self.route, self.order, self.bounds,
          self.ia, self.pa, self.ib, self.pb, self.mg, self.caches) = self.arrays
 
-    def fits(self, pairs, rows, pieces=0):
-        return pairs <= self.pairs and rows <= self.rows and pieces <= self.pieces
+    def fits(self, pairs, rows):
+        """Whether this scratch holds ``pairs`` candidate pairs and ``rows`` old store rows (the piece
+        pairs' room is checked by :func:`_detect_begin`)."""
+        return pairs <= self.pairs and rows <= self.rows
 
     def grown(self, pairs, rows, pieces=0):
         """Scratch for at least these counts (twice what is asked, at least what this one holds)."""
