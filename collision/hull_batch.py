@@ -108,6 +108,7 @@ class HullTable:
         self._box = np.zeros(8, dtype=np.bool_)
         self._box_f = np.zeros((8, BOX_FLOATS))
         self._box_i = np.zeros((8, BOX_INTS), dtype=np.int64)
+        self._args = None  # (BOX_PAIRS, the kernel's table arguments), made on first use after an add
         for h in hulls:
             self.add(h)
 
@@ -176,7 +177,19 @@ class HullTable:
             self._box_f[h], self._box_i[h] = box_rows(hd)
         self._hulls.append(hd)  # keeps hd alive, so id(hd) stays its key
         self._ids[id(hd)] = h
+        self._args = None
         return h
+
+    def _kernel_args(self) -> tuple[Any, ...]:
+        """The table's arguments of :func:`_collide_pairs_kernel` (its arrays, the starts, scales and box
+        rows), kept until the next :meth:`add`: a world calls the batch every step, and cutting them
+        again cost as much as a few box pairs."""
+        if self._args is None or self._args[0] != BOX_PAIRS:
+            n = len(self._hulls)
+            boxes = self._box[:n] if BOX_PAIRS else np.zeros(n, np.bool_)
+            self._args = (BOX_PAIRS, tuple(self._buf[name] for name in _FIELDS)
+                          + (self._starts[:n + 1], self._scale[:n], boxes, self._box_f, self._box_i))
+        return self._args[1]
 
     def extend(self, hulls: Iterable[HullData | ConvexPolyhedron]) -> NDArray[np.int64]:
         """Add several hulls; returns their ids as an ``(n,) int64`` array."""
@@ -435,7 +448,7 @@ def batch_margins(value, name, k):
 
 def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLike, hull_ids_b: ArrayLike,
                        poses_b: ArrayLike, margin: ArrayLike = 0.0, caches: NDArray[np.int64] | None = None,
-                       check: bool = True) -> ManifoldBatch:
+                       check: bool = True, out: ManifoldBatch | None = None) -> ManifoldBatch:
     """Contact manifolds of ``k`` posed hull pairs in one compiled call.
 
     Pair ``i`` gets exactly (bit for bit) what
@@ -464,10 +477,15 @@ def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLi
         them itself (the world's contact manager, every step): ids in range,
         C-contiguous arrays of the dtypes and shapes above; only the poses are
         still checked, inside the kernel.
+    out : ManifoldBatch, optional
+        Where to write the manifolds: its rows ``[0, k)`` are all overwritten, the rows after them
+        are left as they are (a caller that calls every step keeps one batch and grows it; making
+        one costs about as much as colliding a few box pairs). Default: a new batch of ``k`` rows.
 
     Returns
     -------
     ManifoldBatch
+        ``out`` when given (pair ``i`` in row ``i``), else a new batch.
 
     Raises
     ------
@@ -481,7 +499,7 @@ def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLi
         margins = np.full(k, float(margin)) if np.ndim(margin) == 0 else margin
         if caches is None:
             caches = np.full((k, 3), -1, dtype=np.int64)
-        return _hull_pairs(table, ia, pa, ib, pb, margins, caches)
+        return _hull_pairs(table, ia, pa, ib, pb, margins, caches, out)
     if not isinstance(table, HullTable):
         raise ValueError(f"table: expected a HullTable, got {type(table).__name__}")
     ia = batch_ids(hull_ids_a, "hull_ids_a", len(table), "hull")
@@ -498,23 +516,35 @@ def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLi
               and caches.flags.c_contiguous and caches.flags.writeable):
         got = f"{caches.dtype} {caches.shape}" if isinstance(caches, np.ndarray) else type(caches).__name__
         raise ValueError(f"caches: expected a writeable C-contiguous int64 array of shape ({k}, 3), got {got}")
-    return _hull_pairs(table, ia, pa, ib, pb, margins, caches)
+    if out is not None and not (isinstance(out, ManifoldBatch) and len(out) >= k and _batch_shapes_ok(out)):
+        got = f"{len(out)} rows" if isinstance(out, ManifoldBatch) else type(out).__name__
+        raise ValueError(f"out: expected a ManifoldBatch of at least {k} rows (as ManifoldBatch.empty makes), got {got}")
+    return _hull_pairs(table, ia, pa, ib, pb, margins, caches, out)
 
 
-def _hull_pairs(table, ia, pa, ib, pb, margins, caches):
+def _batch_shapes_ok(out):
+    """Whether ``out``'s arrays have the dtypes, shapes and layout of :meth:`ManifoldBatch.empty`'s."""
+    m = len(out)
+    want = {"count": ((m,), np.int64), "normal": ((m, 3), np.float64), "points_a": ((m, 4, 3), np.float64),
+            "points_b": ((m, 4, 3), np.float64), "depths": ((m, 4), np.float64), "ids": ((m, 4), np.int64),
+            "kind": ((m,), np.int64), "tests": ((m,), np.int64), "sat_depth": ((m,), np.float64)}
+    for name, (shape, dtype) in want.items():
+        a = getattr(out, name)
+        if not (isinstance(a, np.ndarray) and a.shape == shape and a.dtype == dtype and a.flags.c_contiguous
+                and a.flags.writeable):
+            return False
+    return True
+
+
+def _hull_pairs(table, ia, pa, ib, pb, margins, caches, out=None):
     k = len(ia)
-    out = ManifoldBatch.empty(k)
+    if out is None:
+        out = ManifoldBatch.empty(k)
     if k == 0:
         return out
-    buf = table._buf
-    n = len(table)
     row, st = timed(
-        HULL_PAIRS_THREADS, k, _collide_pairs_serial, _collide_pairs_kernel,
-        buf["vertices"], buf["normals"], buf["offsets"], buf["face_start"], buf["face_verts"],
-        buf["edge_verts"], buf["edge_faces"], buf["vert_face_start"], buf["vert_faces"],
-        buf["arc_caps"], buf["arc_order"], buf["group_caps"], buf["group_start"],
-        table._starts[:n + 1], table._scale[:n], table._box[:n] if BOX_PAIRS else np.zeros(n, np.bool_),
-        table._box_f, table._box_i, ia, pa, ib, pb, margins, caches,
+        HULL_PAIRS_THREADS, k, _collide_pairs_serial, _collide_pairs_kernel, *table._kernel_args(),
+        ia, pa, ib, pb, margins, caches,
         out.count, out.normal, out.points_a, out.points_b, out.depths, out.ids, out.kind, out.tests,
         out.sat_depth, CACHE_FIRST)
     if st:  # (checked before the call, unless check=False)

@@ -456,6 +456,7 @@ class _Scratch:
                        np.empty((c, 3), np.int64))
         (self.active, self.kept, self.words, self.margins, self.ga, self.gb, self.route, self.order, self.bounds,
          self.ia, self.pa, self.ib, self.pb, self.mg, self.caches) = self.arrays
+        self.batch = ManifoldBatch.empty(c)  # the hull batch's outputs (collide_hull_pairs(out=...))
 
     def fits(self, pairs, rows):
         """Whether this scratch holds ``pairs`` candidate pairs and ``rows`` old store rows (the piece
@@ -481,7 +482,7 @@ def _detect_end(words, k, hull_rows, count, normal, points_a, points_b, depths, 
         The piece pairs' rows of :func:`_detect_begin`, ``words[:k]`` in use.
     hull_rows : (h,) int64
         The rows of the hull batch's pairs; ``count`` ... ``sat_depth`` its outputs
-        (:class:`collision.hull_batch.ManifoldBatch`), ``caches`` (h, 3) its SAT caches.
+        (:class:`collision.hull_batch.ManifoldBatch`, rows ``[0, h)`` read), ``caches`` (>= h, 3) its SAT caches.
     old_words : (m, w) int64; old_frozen : (m,) bool
         Last step's store (its frozen flags are written when its rows stay).
     kept : (>= m,) bool
@@ -510,9 +511,10 @@ def _detect_end(words, k, hull_rows, count, normal, points_a, points_b, depths, 
     """
     kept = kept[:old_words.shape[0]]
     reals = words.view(np.float64)
-    if hull_rows.shape[0]:
-        _pack_kernel(hull_rows, np.zeros((0, 5), np.int64), count, normal, kind, tests, sat_depth, caches, points_a,
-                     points_b, depths, ids, False, words, reals)
+    h = hull_rows.shape[0]
+    if h:  # (the batch's arrays may hold more rows than this step's pairs: its first h)
+        _pack_kernel(hull_rows, np.zeros((0, 5), np.int64), count[:h], normal[:h], kind[:h], tests[:h], sat_depth[:h],
+                     caches[:h], points_a[:h], points_b[:h], depths[:h], ids[:h], False, words, reals)
     apart = _separated_rows(words, k)
     fw, fr = words[:k], reals[:k]
     old_reals = old_words.view(np.float64)
@@ -756,7 +758,7 @@ class ContactManager:
         h = len(hulls)
         if h and not gjk:
             batch = collide_hull_pairs(self._hulls, sc.ia[:h], sc.pa[:h], sc.ib[:h], sc.pb[:h], sc.mg[:h],
-                                       sc.caches[:h], check=False)
+                                       sc.caches[:h], check=False, out=sc.batch)
             hull_rows = hulls
         if bounds[_ROUTES] > bounds[_R_BALL] or (h and gjk):  # the rarer routes
             extra = self._rarer(bodies, table, info, words, sc.margins, sc.ga, sc.gb, order, bounds, old_caches, gjk)

@@ -253,3 +253,85 @@ def test_unchecked_call_gives_the_same_rows_and_still_rejects_a_bad_pose():
     pa[4, :3, :3] = 0.0
     with pytest.raises(ValueError, match=r"poses_a\[4\]"):
         collide_hull_pairs(table, ia, pa, ib, pb, margins, check=False)
+
+
+FIELDS_ALL = ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "tests", "sat_depth")
+
+
+def test_out_batch_is_overwritten_in_its_first_rows_and_kept_after_them():
+    """``out=``: a batch kept from call to call (as the world's contact manager keeps one) gets
+    exactly the rows a new batch would, rows ``[0, k)`` whatever they held before (the last call's
+    rows, or garbage), and the rows after ``k`` untouched; checked and unchecked calls alike."""
+    rng = np.random.default_rng(11)
+    hulls = random_hulls(rng)
+    table = HullTable(hulls)
+    out = ManifoldBatch.empty(150)
+    for f in FIELDS_ALL:  # garbage everywhere, so a row the kernel forgot to write shows
+        getattr(out, f)[...] = 7
+    for k, check in ((120, True), (60, False), (120, False), (0, True)):
+        ia = rng.integers(0, len(hulls), k)
+        ib = rng.integers(0, len(hulls), k)
+        pa = np.ascontiguousarray(random_poses(rng, k, 0.7))
+        pb = np.ascontiguousarray(random_poses(rng, k, 0.7))
+        margins = np.full(k, 0.05)
+        ca, cb = np.full((k, 3), -1, np.int64), np.full((k, 3), -1, np.int64)
+        tail = {f: getattr(out, f)[k:].copy() for f in FIELDS_ALL}
+        want = collide_hull_pairs(table, ia, pa, ib, pb, margins, ca)
+        got = collide_hull_pairs(table, ia, pa, ib, pb, margins, cb, check=check, out=out)
+        assert got is out
+        for f in FIELDS_ALL:
+            assert np.array_equal(getattr(out, f)[:k], getattr(want, f)), (k, f)
+            assert np.array_equal(getattr(out, f)[k:], tail[f]), (k, f)
+        assert np.array_equal(ca, cb)
+        assert k == 0 or 0 < np.count_nonzero(want.count) < k  # contacts and empty rows both written over
+
+
+def test_out_batch_is_checked():
+    table = HullTable([HullData.from_points(CORNERS)])
+    k = 3
+    poses = np.tile(np.eye(4), (k, 1, 1))
+    ids = np.zeros(k, np.int64)
+    small = ManifoldBatch.empty(2)
+    with pytest.raises(ValueError, match="out: expected a ManifoldBatch of at least 3 rows"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out=small)
+    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out={"count": np.zeros(3)})
+    b = ManifoldBatch.empty(4)
+    wrong = ManifoldBatch(**{f: getattr(b, f) for f in FIELDS_ALL if f != "ids"}, ids=np.zeros((4, 4), np.int32))
+    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out=wrong)
+    strided = ManifoldBatch(**{f: getattr(b, f) for f in FIELDS_ALL if f != "normal"},
+                            normal=np.zeros((4, 6))[:, ::2])
+    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out=strided)
+
+
+def test_kernel_arguments_follow_the_table_and_the_box_route():
+    """The table's kernel arguments are kept between calls: a hull added after a call (the arrays
+    grown and moved) and the box route switched off are both seen by the next call."""
+    import obbcollide.hull_batch as hb
+
+    rng = np.random.default_rng(5)
+    hulls = random_hulls(rng, n_box=2, n_big=1, n_small=1)
+    table = HullTable(hulls[:2])
+    k = 40
+    for n in range(2, len(hulls) + 1):
+        if n > 2:
+            table.add(hulls[n - 1])
+        ia, ib = rng.integers(0, n, k), rng.integers(0, n, k)
+        check_equal_one_by_one(hulls[:n], table, list(range(n)), ia, random_poses(rng, k, 0.6), ib,
+                               random_poses(rng, k, 0.6), 0.02, np.full((k, 3), -1, np.int64))
+    boxes = [table.add(HullData.from_points(CORNERS * s)) for s in (0.5, 0.7)]
+    ia, ib = np.array(boxes * 20), np.array(boxes[::-1] * 20)
+    pa, pb = random_poses(rng, 40, 0.3), random_poses(rng, 40, 0.3)
+    on = collide_hull_pairs(table, ia, pa, ib, pb, 0.02)
+    assert table._kernel_args()[-3][boxes].all()  # the box route's flags reach the kernel
+    try:
+        hb.BOX_PAIRS = False
+        assert not table._kernel_args()[-3].any()
+        off = collide_hull_pairs(table, ia, pa, ib, pb, 0.02)
+    finally:
+        hb.BOX_PAIRS = True
+    assert table._kernel_args()[-3][boxes].all()
+    for f in ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "sat_depth"):
+        assert np.array_equal(getattr(on, f), getattr(off, f)), f
