@@ -505,6 +505,32 @@ def _merge_filter(old, new, moved, tlo, thi):
 
 
 @njit
+def _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel, margin_abs, shrink,
+                   predict, moved, old_keys, rebuild, counts):
+    """One update of the tree in one compiled call: the tight boxes ``lo, hi`` copied into ``tlo,
+    thi``, the tree built (``rebuild``, :func:`_build_top_down`) or its stale leaves re-inserted
+    (:func:`_update_leaves`), the moved leaves queried (:func:`_query_moved`), and the fat pairs
+    merged and filtered on the tight boxes (:func:`_merge_filter`), in that order.
+
+    Returns ``(keys, pairs)`` as :func:`_merge_filter`; ``counts (4,) int64`` gets the leaves
+    re-inserted, whether the tree was re-built, the node tests and the tight tests.
+    """
+    n = lo.shape[0]
+    tlo[:] = lo
+    thi[:] = hi
+    if rebuild:
+        _build_top_down(tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel, margin_abs, moved)
+        n_moved, rebuilt = n, True
+    else:
+        n_moved, rebuilt = _update_leaves(tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel,
+                                          margin_abs, shrink, predict, moved)
+    new, node_tests = _query_moved(flo, fhi, child, height, meta[_ROOT], moved)
+    keys, pairs, tight_tests = _merge_filter(old_keys, new, moved, tlo, thi)
+    counts[0], counts[1], counts[2], counts[3] = n_moved, rebuilt, node_tests, tight_tests
+    return keys, pairs
+
+
+@njit
 def _validate(tlo, thi, lo, hi, parent, child, height, meta, free, keys):
     """Structural check; returns (code, node), code 0 when the tree is sound."""
     n = tlo.shape[0]
@@ -639,6 +665,7 @@ class DynamicAABBTree(BroadPhase):
         self.tight_hi = np.zeros((n, 3))
         self._moved = np.zeros(n, np.bool_)
         self._keys = np.empty(0, np.int64)  # sorted fat-overlap pairs, key i * n + j (i < j)
+        self._counts = np.zeros(4, np.int64)  # (_update_kernel's counts)
 
     def clear(self) -> None:
         super().clear()
@@ -650,23 +677,15 @@ class DynamicAABBTree(BroadPhase):
         return int(self.meta[_ROOT])
 
     def _update(self, lo, hi, rebuild):
-        n = lo.shape[0]
         if rebuild:
-            self._alloc(n)
-        self.tight_lo[:] = lo
-        self.tight_hi[:] = hi
-        moved = self._moved
-        if rebuild:
-            _build_top_down(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent, self.child,
-                            self.height, self.meta, self.free, self.margin_rel, self.margin_abs, moved)
-            n_moved, rebuilt = n, True
-        else:
-            n_moved, rebuilt = _update_leaves(self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent,
-                                     self.child, self.height, self.meta, self.free, self.margin_rel,
-                                     self.margin_abs, self.shrink, self.predict, moved)
-        new, node_tests = _query_moved(self.lo, self.hi, self.child, self.height, self.meta[_ROOT], moved)
-        self._keys, pairs, tight_tests = _merge_filter(self._keys, new, moved, self.tight_lo, self.tight_hi)
-        self.stats = {"box_tests": int(node_tests + tight_tests), "reinserted": int(n_moved), "rebuilt": bool(rebuilt),
+            self._alloc(lo.shape[0])
+        counts = self._counts
+        self._keys, pairs = _update_kernel(lo, hi, self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent,
+                                           self.child, self.height, self.meta, self.free, self.margin_rel,
+                                           self.margin_abs, self.shrink, self.predict, self._moved, self._keys,
+                                           rebuild, counts)
+        n_moved, rebuilt, node_tests, tight_tests = counts.tolist()
+        self.stats = {"box_tests": node_tests + tight_tests, "reinserted": n_moved, "rebuilt": bool(rebuilt),
                       "fat_pairs": int(self._keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
         return pairs
 
