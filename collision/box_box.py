@@ -52,6 +52,7 @@ _N0, _D0 = 24, 42  # float row: normals, offsets
 _VF0, _EV0, _EF0 = 24, 48, 72  # int row: faces around vertices, edge vertices, edge faces
 # scratch rows of ``ws`` (box_work): B's vertices and normals in A's frame, A's vertices and normals
 _VB, _NB, _VA, _NA, _ROT = 0, 8, 16, 24, 32  # (and the rotation of B into A's frame)
+_ARC = 35  # B's arcs, three rows (c, d, c x d) per edge
 _CAP = 16  # clipping scratch: a quad clipped by a quad's 4 side planes keeps at most 8 corners
 
 _FACE_A, _FACE_B, _EDGE, _NONE = 0, 1, 2, 3
@@ -86,9 +87,9 @@ def box_rows(h: HullData) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
 
 @njit
 def box_work():
-    """Scratch for :func:`collide_box_box_into`: ``ws (35, 3)``, ``wf (3, 16, 3)``, ``wd (16,)``,
+    """Scratch for :func:`collide_box_box_into`: ``ws (71, 3)``, ``wf (3, 16, 3)``, ``wd (16,)``,
     ``wi (4, 16) int64``, ``alive (16,) bool``."""
-    return (np.empty((35, 3)), np.empty((3, _CAP, 3)), np.empty(_CAP), np.empty((4, _CAP), np.int64),
+    return (np.empty((71, 3)), np.empty((3, _CAP, 3)), np.empty(_CAP), np.empty((4, _CAP), np.int64),
             np.empty(_CAP, np.bool_))
 
 
@@ -203,7 +204,7 @@ def _box_face_contact(ws, ref_v, ref_i, ref_face, rn, rd, inc_v, inc_n, inc_i, k
 
 @njit(borrow=True)
 def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, work,
-                         normal, pa_out, pb_out, dep_out, id_out):
+                         normal, pa_out, pb_out, dep_out, id_out, cache_tested=False):
     """:func:`collision.manifold.collide_hull_hull_into` for two boxes given as rows.
 
     Parameters
@@ -222,6 +223,10 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
         :func:`box_work`.
     normal : (3,) float64; pa_out, pb_out : (4, 3) float64; dep_out : (4,) float64; id_out : (4,) int64
         Outputs, zeroed first.
+    cache_tested : bool
+        The caller has tested the feature ``cache`` names (:func:`collision.manifold.cached_sep`, the
+        same value) and it did not separate the pair by more than ``margin``: it counts as one
+        feature tested and is not tested again (as the hull kernel's ``cache_tested``).
 
     Returns
     -------
@@ -255,7 +260,9 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
     tests = 0
     # the cached feature first (the hull kernel's expressions)
     ck, ci, cj = cache[0], cache[1], cache[2]
-    if ck == _FACE_A and 0 <= ci < 6:
+    if cache_tested:
+        tests += 1
+    elif ck == _FACE_A and 0 <= ci < 6:
         n = (fa[_N0 + 3 * ci], fa[_N0 + 3 * ci + 1], fa[_N0 + 3 * ci + 2])
         lo = np.inf
         for i in range(8):
@@ -336,6 +343,14 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
     e_sep, e_i, e_j = -np.inf, -1, -1
     e_n = (0.0, 0.0, 0.0)
     found = False
+    # (B's arcs on the Gauss map of -B, ends c, d and plane m = c x d, made once for the 144 pairs:
+    # the same values as made in the pair loop)
+    for j in range(12):
+        c = v.scale(_row(ws, _NB + ib[_EF0 + 2 * j]), -1.0)
+        d = v.scale(_row(ws, _NB + ib[_EF0 + 2 * j + 1]), -1.0)
+        v.store(ws, _ARC + 3 * j, c)
+        v.store(ws, _ARC + 3 * j + 1, d)
+        v.store(ws, _ARC + 3 * j + 2, v.cross(c, d))
     for i in range(12):
         if found:
             break
@@ -344,14 +359,12 @@ def collide_box_box_into(fa, ia, fb, ib, pose_a, pose_b, margin, scale, cache, w
         b = _row(ws, _NA + f1)
         n0, n1, n2 = v.cross(a, b)
         for j in range(12):
-            g0, g1 = ib[_EF0 + 2 * j], ib[_EF0 + 2 * j + 1]
-            c = v.scale(_row(ws, _NB + g0), -1.0)
-            d = v.scale(_row(ws, _NB + g1), -1.0)
-            sc = c[0] * n0 + c[1] * n1 + c[2] * n2
-            sd = d[0] * n0 + d[1] * n1 + d[2] * n2
+            r = _ARC + 3 * j
+            sc = ws[r, 0] * n0 + ws[r, 1] * n1 + ws[r, 2] * n2
+            sd = ws[r + 1, 0] * n0 + ws[r + 1, 1] * n1 + ws[r + 1, 2] * n2
             if sc * sd >= 0.0:
                 continue
-            m = v.cross(c, d)
+            m = _row(ws, r + 2)
             tb = m[0] * b[0] + m[1] * b[1] + m[2] * b[2]
             if sc * tb <= 0.0:
                 continue

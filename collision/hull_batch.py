@@ -360,7 +360,7 @@ def _collide_pairs_kernel(V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, star
                 st, kd, cnt, ts, sd = collide_box_box_into(
                     box_f[ia[i]], box_i[ia[i]], box_f[ib[i]], box_i[ib[i]], poses_a[i], poses_b[i], margins[i],
                     min(scale[ia[i]], scale[ib[i]]), caches[i], bwork,
-                    normal[i], points_a[i], points_b[i], depths[i], ids[i])
+                    normal[i], points_a[i], points_b[i], depths[i], ids[i], done)
             else:
                 if ia[i] != a:
                     a = ia[i]
