@@ -516,24 +516,32 @@ def collide_hull_pairs(table: HullTable, hull_ids_a: ArrayLike, poses_a: ArrayLi
               and caches.flags.c_contiguous and caches.flags.writeable):
         got = f"{caches.dtype} {caches.shape}" if isinstance(caches, np.ndarray) else type(caches).__name__
         raise ValueError(f"caches: expected a writeable C-contiguous int64 array of shape ({k}, 3), got {got}")
-    if out is not None and not (isinstance(out, ManifoldBatch) and len(out) >= k and _batch_shapes_ok(out)):
-        got = f"{len(out)} rows" if isinstance(out, ManifoldBatch) else type(out).__name__
-        raise ValueError(f"out: expected a ManifoldBatch of at least {k} rows (as ManifoldBatch.empty makes), got {got}")
+    if out is not None:
+        check_out_batch(out, k)
     return _hull_pairs(table, ia, pa, ib, pb, margins, caches, out)
 
 
-def _batch_shapes_ok(out):
-    """Whether ``out``'s arrays have the dtypes, shapes and layout of :meth:`ManifoldBatch.empty`'s."""
+_OUT_FIELDS = {"count": ((), np.int64), "normal": ((3,), np.float64), "points_a": ((4, 3), np.float64),
+               "points_b": ((4, 3), np.float64), "depths": ((4,), np.float64), "ids": ((4,), np.int64),
+               "kind": ((), np.int64), "tests": ((), np.int64), "sat_depth": ((), np.float64)}
+
+
+def check_out_batch(out, k):
+    """Raise ``ValueError`` unless ``out`` is a :class:`ManifoldBatch` of at least ``k`` rows whose
+    arrays have the dtypes and shapes :meth:`ManifoldBatch.empty` gives them, C-contiguous and
+    writeable (a batch kernel writes its rows in place)."""
+    if not isinstance(out, ManifoldBatch):
+        raise ValueError(f"out: expected a ManifoldBatch, got {type(out).__name__}")
     m = len(out)
-    want = {"count": ((m,), np.int64), "normal": ((m, 3), np.float64), "points_a": ((m, 4, 3), np.float64),
-            "points_b": ((m, 4, 3), np.float64), "depths": ((m, 4), np.float64), "ids": ((m, 4), np.int64),
-            "kind": ((m,), np.int64), "tests": ((m,), np.int64), "sat_depth": ((m,), np.float64)}
-    for name, (shape, dtype) in want.items():
+    if m < k:
+        raise ValueError(f"out: {m} rows for {k} pairs")
+    for name, (item, dtype) in _OUT_FIELDS.items():
         a = getattr(out, name)
-        if not (isinstance(a, np.ndarray) and a.shape == shape and a.dtype == dtype and a.flags.c_contiguous
+        if not (isinstance(a, np.ndarray) and a.shape == (m,) + item and a.dtype == dtype and a.flags.c_contiguous
                 and a.flags.writeable):
-            return False
-    return True
+            got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise ValueError(f"out.{name}: expected a writeable C-contiguous {np.dtype(dtype).name} array of shape "
+                             f"{(m,) + item}, got {got}")
 
 
 def _hull_pairs(table, ia, pa, ib, pb, margins, caches, out=None):

@@ -47,6 +47,16 @@ def random_poses(rng, k, spread):
     return p
 
 
+def random_batch(rng, n, k):
+    """``k`` random pairs of ``n`` hulls as the unchecked call takes them: ids, C-contiguous poses,
+    margins 0.05 and two fresh cache arrays."""
+    ia = rng.integers(0, n, k)
+    ib = rng.integers(0, n, k)
+    pa = np.ascontiguousarray(random_poses(rng, k, 0.7))
+    pb = np.ascontiguousarray(random_poses(rng, k, 0.7))
+    return ia, pa, ib, pb, np.full(k, 0.05), np.full((k, 3), -1, np.int64), np.full((k, 3), -1, np.int64)
+
+
 def check_equal_one_by_one(hulls, table, ids, ia, pa, ib, pb, margin, caches):
     """Run the batch, then collide_hull_hull pair by pair with copies of the caches; all equal."""
     ref_caches = caches.copy()
@@ -239,12 +249,7 @@ def test_unchecked_call_gives_the_same_rows_and_still_rejects_a_bad_pose():
     for h in hulls:
         table.add(h)
     k = 200
-    ia = rng.integers(0, len(hulls), k)
-    ib = rng.integers(0, len(hulls), k)
-    pa = np.ascontiguousarray(random_poses(rng, k, 0.7))
-    pb = np.ascontiguousarray(random_poses(rng, k, 0.7))
-    margins = np.full(k, 0.05)
-    ca, cb = np.full((k, 3), -1, np.int64), np.full((k, 3), -1, np.int64)
+    ia, pa, ib, pb, margins, ca, cb = random_batch(rng, len(hulls), k)
     a = collide_hull_pairs(table, ia, pa, ib, pb, margins, ca)
     b = collide_hull_pairs(table, ia, pa, ib, pb, margins, cb, check=False)
     for f in ("count", "normal", "points_a", "points_b", "depths", "ids", "kind", "tests", "sat_depth"):
@@ -269,12 +274,7 @@ def test_out_batch_is_overwritten_in_its_first_rows_and_kept_after_them():
     for f in FIELDS_ALL:  # garbage everywhere, so a row the kernel forgot to write shows
         getattr(out, f)[...] = 7
     for k, check in ((120, True), (60, False), (120, False), (0, True)):
-        ia = rng.integers(0, len(hulls), k)
-        ib = rng.integers(0, len(hulls), k)
-        pa = np.ascontiguousarray(random_poses(rng, k, 0.7))
-        pb = np.ascontiguousarray(random_poses(rng, k, 0.7))
-        margins = np.full(k, 0.05)
-        ca, cb = np.full((k, 3), -1, np.int64), np.full((k, 3), -1, np.int64)
+        ia, pa, ib, pb, margins, ca, cb = random_batch(rng, len(hulls), k)
         tail = {f: getattr(out, f)[k:].copy() for f in FIELDS_ALL}
         want = collide_hull_pairs(table, ia, pa, ib, pb, margins, ca)
         got = collide_hull_pairs(table, ia, pa, ib, pb, margins, cb, check=check, out=out)
@@ -292,18 +292,25 @@ def test_out_batch_is_checked():
     poses = np.tile(np.eye(4), (k, 1, 1))
     ids = np.zeros(k, np.int64)
     small = ManifoldBatch.empty(2)
-    with pytest.raises(ValueError, match="out: expected a ManifoldBatch of at least 3 rows"):
+    with pytest.raises(ValueError, match="out: 2 rows for 3 pairs"):
         collide_hull_pairs(table, ids, poses, ids, poses, out=small)
-    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+    with pytest.raises(ValueError, match="out: expected a ManifoldBatch, got dict"):
         collide_hull_pairs(table, ids, poses, ids, poses, out={"count": np.zeros(3)})
     b = ManifoldBatch.empty(4)
     wrong = ManifoldBatch(**{f: getattr(b, f) for f in FIELDS_ALL if f != "ids"}, ids=np.zeros((4, 4), np.int32))
-    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+    with pytest.raises(ValueError, match=r"out.ids: expected a writeable C-contiguous int64 array of shape \(4, 4\), got int32"):
         collide_hull_pairs(table, ids, poses, ids, poses, out=wrong)
     strided = ManifoldBatch(**{f: getattr(b, f) for f in FIELDS_ALL if f != "normal"},
                             normal=np.zeros((4, 6))[:, ::2])
-    with pytest.raises(ValueError, match="out: expected a ManifoldBatch"):
+    with pytest.raises(ValueError, match="out.normal: expected a writeable C-contiguous float64"):
         collide_hull_pairs(table, ids, poses, ids, poses, out=strided)
+    short = ManifoldBatch(**{f: getattr(b, f) for f in FIELDS_ALL if f != "depths"}, depths=np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"out.depths: .* shape \(4, 4\), got float64 \(3, 4\)"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out=short)
+    frozen = ManifoldBatch.empty(4)
+    frozen.kind.flags.writeable = False
+    with pytest.raises(ValueError, match="out.kind"):
+        collide_hull_pairs(table, ids, poses, ids, poses, out=frozen)
 
 
 def test_kernel_arguments_follow_the_table_and_the_box_route():
