@@ -29,8 +29,12 @@ kinematic body, which has infinite mass but keeps its velocity). The hot loop
 is compiled. The points are solved island by island (bodies joined by contacts,
 :func:`island_order`): islands share no body, so they run on numba's threads
 side by side, each iterating until its own velocities stop changing, and give
-the same numbers on any number of threads. Inside an island the points between
-the same two bodies are solved as a group, their velocities held in registers.
+the same numbers on any number of threads. Each thread solves two islands at a time
+side by side, their points in turns (a point's impulses are a chain of
+dependent arithmetic; the processor works on one island's while the other's
+waits), each island getting what it would alone. In the split impulses the
+points between the same two bodies are solved as a group, their velocities held
+in registers.
 """
 
 import math
@@ -257,16 +261,10 @@ def _split_range(pv, pw, inv_m, ia, ib, p, depth, dt, iterations, beta, slop, s0
 
 
 @_jit.njit(borrow=True)
-def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
-                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint, groups, base):
-    """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran
-    (fewer than ``iterations`` once a pair of sweeps changed none of its contacts' relative
-    velocities by more than ``tolerance``). ``target`` and ``approach`` are scratch over all points,
-    ``groups[base:]`` over the island's (:func:`_groups`).
-    When body row ``jk`` is in the island, the mouse joint ``joint`` is solved after each sweep."""
-    held = False
-    for c in range(s0, s1):
-        held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
+def _warm_range(vel, w, inv_m, ia, ib, p, depth, impulse, dt, warm, s0, s1, target, approach):
+    """Before the velocity iterations of the points ``[s0, s1)`` (one island): each point's approach
+    speed (``approach``, for restitution) and normal target (``target``), and the carried impulses
+    applied (``warm``; else they are zeroed)."""
     for c in range(s0, s1):
         a, b = ia[c], ib[c]
         va, wa = _load(vel, w, a)
@@ -288,72 +286,129 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
             _store(vel, w, b, vb, wb)
         else:
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
-    # Consecutive points between the same two bodies (a manifold, or a body pair's manifolds) are
-    # solved as a group: the two bodies' velocities are loaded once and stored once per sweep.
-    ng = _groups(ia, ib, s0, s1, groups, base)
-    done = iterations
+
+
+# Inlined into the (borrowing) sweep kernels below, which count no references: compiled inside them,
+# the two points of _sweeps_two are one stretch of code the processor overlaps.
+@njit(cache=True, inline="always")
+def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, tolerance):
+    """Point ``c``'s friction then normal impulse, its bodies' velocities read and written back;
+    returns ``change`` grown by the relative velocity change of its impulses (``lambda`` / effective
+    mass), which the caller compares with ``tolerance`` (only whether a pair of sweeps' largest
+    exceeds it is read, so once one does the point need not divide: the same iterations run)."""
+    a, b = ia[c], ib[c]
+    va, wa = _load(vel, w, a)
+    vb, wb = _load(vel, w, b)
+    ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
+    # friction first (Box2D's order), bounded by the current normal impulse
+    # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
+    limit = friction[c] * impulse[c, 0]
+    old1, old2 = impulse[c, 1], impulse[c, 2]
+    new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
+    new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
+    length2 = new1 * new1 + new2 * new2
+    if length2 > limit * limit:
+        s = limit / math.sqrt(length2)
+        new1 *= s
+        new2 *= s
+    impulse[c, 1] = new1
+    impulse[c, 2] = new2
+    l1, l2 = new1 - old1, new2 - old2
+    lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
+    va = v.madd(va, lin, -ma)
+    vb = v.madd(vb, lin, mb)
+    wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
+    wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
+    old = impulse[c, 0]
+    new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
+    impulse[c, 0] = new
+    lam = new - old
+    if change <= tolerance:
+        for d, dl in ((0, lam), (1, l1), (2, l2)):
+            if p[c, _MASS + d] > 0.0:
+                change = max(change, abs(dl) / p[c, _MASS + d])
+    va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
+    _store(vel, w, a, va, wa)
+    _store(vel, w, b, vb, wb)
+    return change
+
+
+@_jit.njit(borrow=True)
+def _sweeps(vel, w, inv_m, inv_i, ia, ib, p, friction, impulse, target, iterations, tolerance, s0, s1, jk, joint):
+    """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran (fewer
+    than ``iterations`` once a pair of sweeps changed none of its contacts' relative velocities by
+    more than ``tolerance``). When body row ``jk`` is in the island, the mouse joint ``joint`` is
+    solved after each sweep."""
+    held = False
+    for c in range(s0, s1):
+        held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
     change = 0.0
     for it in range(iterations):
+        # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
+        # that makes a stack creep sideways
         forward = it % 2 == 0
         if forward:
             if it > 0 and change <= tolerance:  # converged: the last two sweeps moved nothing
-                done = it
-                break
+                return it
             change = 0.0
-        for gj in range(ng):
-            # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
-            # that makes a stack creep sideways
-            g = gj if forward else ng - 1 - gj
-            g0, g1 = groups[base + g], groups[base + g + 1]  # (not s0, s1: the restitution pass below needs the island's)
-            a, b = ia[g0], ib[g0]
-            va, wa = _load(vel, w, a)
-            vb, wb = _load(vel, w, b)
-            ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
-            for jj in range(g1 - g0):
-                c = g0 + jj if forward else g1 - 1 - jj
-                # friction first (Box2D's order), bounded by the current normal impulse
-                # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
-                limit = friction[c] * impulse[c, 0]
-                old1, old2 = impulse[c, 1], impulse[c, 2]
-                new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
-                new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
-                length2 = new1 * new1 + new2 * new2
-                if length2 > limit * limit:
-                    s = limit / math.sqrt(length2)
-                    new1 *= s
-                    new2 *= s
-                impulse[c, 1] = new1
-                impulse[c, 2] = new2
-                l1, l2 = new1 - old1, new2 - old2
-                lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
-                va = v.madd(va, lin, -ma)
-                vb = v.madd(vb, lin, mb)
-                wa = v.sub(wa, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
-                wb = v.add(wb, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
-                old = impulse[c, 0]
-                new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
-                impulse[c, 0] = new
-                lam = new - old
-                # the relative velocity change of this point's impulses: lambda / effective mass. Only
-                # whether the two sweeps' largest exceeds the tolerance is read, so once one does the
-                # rest of the pair of sweeps need not divide (the same iterations run)
-                if change <= tolerance:
-                    for d, dl in ((0, lam), (1, l1), (2, l2)):
-                        if p[c, _MASS + d] > 0.0:
-                            change = max(change, abs(dl) / p[c, _MASS + d])
-                va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
-            _store(vel, w, a, va, wa)
-            _store(vel, w, b, vb, wb)
+        for j in range(s1 - s0):
+            change = _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, s0 + j if forward else s1 - 1 - j,
+                            change, tolerance)
         if held:
             change = max(change, solve_mouse_joint(vel, w, inv_m, inv_i, jk, joint))
-    # Restitution after the non-penetration solve (Box2D v3's order): only points that pushed this
-    # step (the bodies really meet; a speculative point that stayed apart gets no bounce), only
-    # approaches faster than the threshold, towards -restitution times the approach speed.
+    return iterations
+
+
+@_jit.njit(borrow=True)
+def _sweeps_two(vel, w, inv_m, ia, ib, p, friction, impulse, target, iterations, tolerance, s0, s1, u0, u1, done):
+    """:func:`_sweeps` of two islands, ``[s0, s1)`` and ``[u0, u1)``, side by side (no mouse joint):
+    their points taken in turns, each island's in its own order, so that the processor works on
+    one island's point while the other's waits on its last result (a point is a chain of dependent
+    arithmetic; measured 10% faster than one island after the other on falling boxes and U shapes).
+    The islands share no body, so each gets exactly what :func:`_sweeps` gives it; ``done (2,)`` gets
+    their iteration counts."""
+    n1, n2 = s1 - s0, u1 - u0
+    both = min(n1, n2)
+    c1 = c2 = 0.0
+    d1 = d2 = iterations
+    for it in range(iterations):
+        forward = it % 2 == 0
+        if forward:
+            if it > 0:
+                if d1 == iterations and c1 <= tolerance:
+                    d1 = it
+                if d2 == iterations and c2 <= tolerance:
+                    d2 = it
+            c1 = c2 = 0.0
+        live1, live2 = d1 == iterations, d2 == iterations
+        if not (live1 or live2):
+            break
+        if live1 and live2:
+            for j in range(both):
+                c1 = _point(vel, w, inv_m, ia, ib, p, friction, impulse, target,
+                            s0 + j if forward else s1 - 1 - j, c1, tolerance)
+                c2 = _point(vel, w, inv_m, ia, ib, p, friction, impulse, target,
+                            u0 + j if forward else u1 - 1 - j, c2, tolerance)
+        for j in range(both if live2 else 0, n1 if live1 else 0):
+            c1 = _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, s0 + j if forward else s1 - 1 - j,
+                        c1, tolerance)
+        for j in range(both if live1 else 0, n2 if live2 else 0):
+            c2 = _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, u0 + j if forward else u1 - 1 - j,
+                        c2, tolerance)
+    done[0], done[1] = d1, d2
+
+
+@_jit.njit(borrow=True)
+def _bounce_range(vel, w, inv_m, ia, ib, p, restitution, impulse, iterations, bounce_threshold, s0, s1, approach):
+    """Restitution after the non-penetration solve (Box2D v3's order) of the points ``[s0, s1)``: only
+    points that pushed this step (the bodies really meet; a speculative point that stayed apart gets
+    no bounce), only approaches faster than the threshold, towards -restitution times the approach
+    speed."""
     bouncy = False
     for c in range(s0, s1):
         bouncy = bouncy or (restitution[c] > 0.0 and approach[c] < -bounce_threshold and impulse[c, 0] > 0.0)
     if not bouncy:
-        return done
+        return
     for it in range(iterations):
         for j in range(s1 - s0):
             c = s0 + j if it % 2 == 0 else s1 - 1 - j
@@ -371,23 +426,67 @@ def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, 
                 _store(vel, w, a, v.madd(va, n, -inv_m[a] * lam), v.madd(wa, _get(p, c, _MA), -lam))
             if b >= 0:
                 _store(vel, w, b, v.madd(vb, n, inv_m[b] * lam), v.madd(wb, _get(p, c, _MB), lam))
+
+
+@_jit.njit(borrow=True)
+def _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                 bounce_threshold, warm, tolerance, s0, s1, target, approach, jk, joint):
+    """The points ``[s0, s1)`` (one island): :func:`_warm_range`, :func:`_sweeps`, :func:`_bounce_range`;
+    returns the velocity iterations that ran. ``target`` and ``approach`` are scratch over all points."""
+    _warm_range(vel, w, inv_m, ia, ib, p, depth, impulse, dt, warm, s0, s1, target, approach)
+    done = _sweeps(vel, w, inv_m, inv_i, ia, ib, p, friction, impulse, target, iterations, tolerance, s0, s1, jk,
+                   joint)
+    _bounce_range(vel, w, inv_m, ia, ib, p, restitution, impulse, iterations, bounce_threshold, s0, s1, approach)
     return done
+
+
+@_jit.njit(borrow=True)
+def _solve_two(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations, bounce_threshold,
+               warm, tolerance, s0, s1, u0, u1, target, approach, done):
+    """:func:`_solve_range` of two islands side by side (:func:`_sweeps_two`), their iteration counts
+    into ``done (2,)``."""
+    _warm_range(vel, w, inv_m, ia, ib, p, depth, impulse, dt, warm, s0, s1, target, approach)
+    _warm_range(vel, w, inv_m, ia, ib, p, depth, impulse, dt, warm, u0, u1, target, approach)
+    _sweeps_two(vel, w, inv_m, ia, ib, p, friction, impulse, target, iterations, tolerance, s0, s1, u0, u1, done)
+    _bounce_range(vel, w, inv_m, ia, ib, p, restitution, impulse, iterations, bounce_threshold, s0, s1, approach)
+    _bounce_range(vel, w, inv_m, ia, ib, p, restitution, impulse, iterations, bounce_threshold, u0, u1, approach)
+
+
+@_jit.njit(borrow=True)
+def _holds(ia, ib, s0, s1, jk):
+    """Whether body row ``jk`` (>= 0: the mouse joint's) has a point in ``[s0, s1)``."""
+    if jk < 0:
+        return False
+    for c in range(s0, s1):
+        if ia[c] == jk or ib[c] == jk:
+            return True
+    return False
 
 
 @njit(cache=True, parallel=True)
 def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
                    bounce_threshold, warm, tolerance, starts, done, jk, joint):
-    """:func:`_solve_range` on every island (``starts`` (m + 1,)), the islands spread over the
+    """:func:`_solve_range` on every island (``starts`` (m + 1,)), islands ``2r`` and ``2r + 1`` side by
+    side (:func:`_solve_two`) unless one holds the mouse joint's body, the pairs spread over the
     threads (``prange``); ``done[i]`` gets island ``i``'s iteration count. Islands share no body,
-    so each gets the same result on any thread (the mouse joint's body is in one island at most)."""
+    so each gets the same result on any thread and beside any other island."""
     k = ia.shape[0]
+    m = starts.shape[0] - 1
     target = np.empty(k)
     approach = np.empty(k)
-    groups = np.empty(k + starts.shape[0], np.int64)  # island i's runs from starts[i] + i
-    for i in prange(starts.shape[0] - 1):
-        done[i] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
-                               iterations, bounce_threshold, warm, tolerance, starts[i], starts[i + 1], target,
-                               approach, jk, joint, groups, starts[i] + i)
+    two = np.empty((m + 1) // 2 * 2, np.int64)  # pair r's counts at 2r
+    for r in prange((m + 1) // 2):
+        i = 2 * r
+        if i + 1 < m and not _holds(ia, ib, starts[i], starts[i + 2], jk):
+            _solve_two(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
+                       bounce_threshold, warm, tolerance, starts[i], starts[i + 1], starts[i + 1], starts[i + 2],
+                       target, approach, two[i:i + 2])
+            done[i], done[i + 1] = two[i], two[i + 1]
+            continue
+        for q in range(i, min(i + 2, m)):
+            done[q] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
+                                   iterations, bounce_threshold, warm, tolerance, starts[q], starts[q + 1], target,
+                                   approach, jk, joint)
 
 
 @njit(cache=True)

@@ -86,6 +86,7 @@ def test_hot_kernels_borrow():
                box_box._box_face_contact, contact_reduce._reduce_into, hull_batch._clear_row,
                contact_store.key_compare, contact_store._carry_row, contacts._piece_boxes,
                broad_phase.aabb_tree._insert_leaf, solver._load, solver._store, solver._side,
-               solver._groups, solver._solve_range, solver._split_range, dynamics._gather_kernel]
+               solver._groups, solver._solve_range, solver._split_range, solver._warm_range, solver._sweeps,
+               solver._sweeps_two, solver._bounce_range, solver._solve_two, solver._holds, dynamics._gather_kernel]
     for k in kernels:
         assert k.targetoptions.get("_nrt") is False, k.py_func.__qualname__
