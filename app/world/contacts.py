@@ -749,9 +749,7 @@ class ContactManager:
             self._apart = _NO_APART
             self._views = None
             self.stats = {"piece_pairs": 0, "manifolds": len(old), "points": self._points}
-            pts = self._touch[1]
-            self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
-            self._event_list = None
+            self._all_persist()
             return
         batch, hull_rows, extra = _NO_BATCH, order[:0], _NO_STORE
         hulls = order[bounds[_R_HULL]:bounds[_R_HULL + 1]]
@@ -799,6 +797,12 @@ class ContactManager:
             extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data, one.data])))
         return extra
 
+    def _all_persist(self):
+        """This step's events when nothing moved: every touching pair persists, none begins or ends."""
+        pts = self._touch[1]
+        self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
+        self._event_list = None
+
     def _sphere_batch(self, rows, flip, words, ga, gb, info, pose, margins, store):
         """The sphere piece pairs ``rows`` (the sphere A, or B when ``flip``) into their rows of ``store``."""
         sid, ps, oid, po, hull, mg = _sphere_inputs(rows, flip, words, ga, gb, info.kind, info.core, pose, margins)
@@ -830,9 +834,7 @@ class ContactManager:
         self._points = int(new.count.sum())
         self.stats = {"piece_pairs": k, "manifolds": len(new), "points": self._points}
         if not m and new is old and not self._gone:  # nothing moved: every touching pair persists
-            pts = self._touch[1]
-            self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
-            self._event_list = None
+            self._all_persist()
         else:
             self._find_events(n)
 

@@ -334,14 +334,23 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
 
 
 @_jit.njit(borrow=True)
+def _holds(ia, ib, s0, s1, jk):
+    """Whether body row ``jk`` (>= 0: the mouse joint's) has a point in ``[s0, s1)``."""
+    if jk < 0:
+        return False
+    for c in range(s0, s1):
+        if ia[c] == jk or ib[c] == jk:
+            return True
+    return False
+
+
+@_jit.njit(borrow=True)
 def _sweeps(vel, w, inv_m, inv_i, ia, ib, p, friction, impulse, target, iterations, tolerance, s0, s1, jk, joint):
     """The velocity iterations of the points ``[s0, s1)`` (one island); returns how many ran (fewer
     than ``iterations`` once a pair of sweeps changed none of its contacts' relative velocities by
     more than ``tolerance``). When body row ``jk`` is in the island, the mouse joint ``joint`` is
     solved after each sweep."""
-    held = False
-    for c in range(s0, s1):
-        held = held or (jk >= 0 and (ia[c] == jk or ib[c] == jk))
+    held = _holds(ia, ib, s0, s1, jk)
     change = 0.0
     for it in range(iterations):
         # alternate the sweep direction (symmetric Gauss-Seidel): a one-way order leaves a bias
@@ -452,17 +461,6 @@ def _solve_two(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, 
     _bounce_range(vel, w, inv_m, ia, ib, p, restitution, impulse, iterations, bounce_threshold, u0, u1, approach)
 
 
-@_jit.njit(borrow=True)
-def _holds(ia, ib, s0, s1, jk):
-    """Whether body row ``jk`` (>= 0: the mouse joint's) has a point in ``[s0, s1)``."""
-    if jk < 0:
-        return False
-    for c in range(s0, s1):
-        if ia[c] == jk or ib[c] == jk:
-            return True
-    return False
-
-
 @njit(cache=True, parallel=True)
 def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
                    bounce_threshold, warm, tolerance, starts, done, jk, joint):
@@ -474,14 +472,12 @@ def _solve_islands(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution
     m = starts.shape[0] - 1
     target = np.empty(k)
     approach = np.empty(k)
-    two = np.empty((m + 1) // 2 * 2, np.int64)  # pair r's counts at 2r
     for r in prange((m + 1) // 2):
         i = 2 * r
         if i + 1 < m and not _holds(ia, ib, starts[i], starts[i + 2], jk):
             _solve_two(vel, w, inv_m, ia, ib, p, depth, friction, restitution, impulse, dt, iterations,
                        bounce_threshold, warm, tolerance, starts[i], starts[i + 1], starts[i + 1], starts[i + 2],
-                       target, approach, two[i:i + 2])
-            done[i], done[i + 1] = two[i], two[i + 1]
+                       target, approach, done[i:i + 2])
             continue
         for q in range(i, min(i + 2, m)):
             done[q] = _solve_range(vel, w, inv_m, inv_i, ia, ib, p, depth, friction, restitution, impulse, dt,
