@@ -29,6 +29,7 @@ from obbcollide._jit import njit
 
 from .body import DYNAMIC, KINEMATIC
 from .mouse_joint import MouseJoint
+from .patches import patch_slots, slot_count
 from .solver import ContactRows, _root, island_order, solve_contacts
 
 __all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME",
@@ -248,7 +249,7 @@ def _offset(points_a, points_b, m, i, pose, root_center, row, c):
 
 
 @njit(borrow=True)
-def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
+def _gather_kernel(visit, keep, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
                    root_center, velocity, spin, friction, restitution, default_friction, default_restitution,
                    ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot):
     """The contact points of the store's rows that touch an awake dynamic body (``where[row] >= 0``,
@@ -256,9 +257,11 @@ def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impul
     normal, offsets from the centres of mass ``x``, depth, combined friction (geometric mean) and
     restitution (larger; NaN in the body table: the defaults), carried impulse, and the velocity
     of each non-dynamic side's material point (a moving kinematic body pushes); the store's rows
-    in the order ``visit``. Returns the count."""
+    in the order ``visit``, of each row the slots set in its mask ``keep`` (:mod:`app.world.patches`;
+    a slot left out has its carried impulse zeroed in ``impulse_in``). Returns the count."""
     k = 0
-    for m in visit:
+    for vi in range(visit.shape[0]):
+        m = visit[vi]
         a_row, b_row = keys[m, 0], keys[m, 1]
         wa, wb = where[a_row], where[b_row]
         if wa < 0 and wb < 0:
@@ -269,6 +272,9 @@ def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impul
         eb = default_restitution if np.isnan(restitution[b_row]) else restitution[b_row]
         f, e = math.sqrt(fa * fb), max(ea, eb)
         for i in range(count[m]):
+            if not (keep[vi] >> i) & 1:
+                impulse_in[m, i, 0] = impulse_in[m, i, 1] = impulse_in[m, i, 2] = 0.0
+                continue
             ia[k], ib[k] = wa, wb
             for c in range(3):
                 q = 0.5 * (points_a[m, i, c] + points_b[m, i, c])
@@ -296,10 +302,11 @@ def _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impul
 
 @njit(cache=True)
 def _rows_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose, root_center,
-                 velocity, spin, friction, restitution, default_friction, default_restitution):
+                 velocity, spin, friction, restitution, default_friction, default_restitution, reduce):
     """The contact points of the store's rows that touch an awake body, island by island (the
-    rows of each island in store order; islands in the order of their first row), gathered by
-    :func:`_gather_kernel`; with ``islands`` (m + 1,), where each island's points start."""
+    rows of each island in store order; islands in the order of their first row), at most four
+    of each patch of a body pair's manifolds when ``reduce`` (:func:`app.world.patches.patch_slots`),
+    gathered by :func:`_gather_kernel`; with ``islands`` (m + 1,), where each island's points start."""
     m = keys.shape[0]
     active = np.empty(m, np.int64)
     k = 0
@@ -313,17 +320,21 @@ def _rows_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, wh
         ia_m[c], ib_m[c] = where[keys[active[c], 0]], where[keys[active[c], 1]]
     order, starts = island_order(ia_m, ib_m, x.shape[0])
     visit = np.empty(k, np.int64)
-    first = np.zeros(k + 1, np.int64)  # each visited row's first point
     for c in range(k):
         visit[c] = active[order[c]]
-        first[c + 1] = first[c] + count[visit[c]]
-    cap = first[k]
+    keep = np.empty(k, np.int64)
+    cap = patch_slots(visit, keys, count, normal, points_a, points_b, depths, impulse_in, reduce, keep,
+                      np.empty((4 * k, 3)), np.empty(4 * k), np.empty(4 * k, np.int64), np.empty(4 * k, np.int64),
+                      np.empty(4 * k, np.bool_), np.empty(k, np.bool_))
+    first = np.zeros(k + 1, np.int64)  # each visited row's first point
+    for c in range(k):
+        first[c + 1] = first[c] + slot_count(keep[c])
     ia, ib, mrow, slot = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
                           np.empty(cap, np.int64))
     nrm, ra, rb, imp = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3))
     depth, fric, rest = np.empty(cap), np.empty(cap), np.empty(cap)
     kin = np.empty((cap, 2, 3))
-    _gather_kernel(visit, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
+    _gather_kernel(visit, keep, keys, count, normal, points_a, points_b, depths, impulse_in, where, x, motion, pose,
                    root_center, velocity, spin, friction, restitution, default_friction, default_restitution,
                    ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot)
     islands = np.empty(starts.shape[0], np.int64)
@@ -360,6 +371,13 @@ class Dynamics:
     tolerance : float
         The solver stops iterating once two sweeps change no contact's relative velocity by more
         than this (scene units/s; 0 runs every iteration). Resting piles converge in a few.
+
+    Attributes
+    ----------
+    patches : bool
+        Solve at most four points of each patch of a body pair's manifolds that share a normal
+        (:mod:`app.world.patches`: a body of pieces standing on the ground through several of
+        them); False solves every point of every manifold.
     """
 
     def __init__(self, gravity=(0.0, -9.81, 0.0), iterations=20, linear_damping=0.01, angular_damping=0.05,
@@ -375,6 +393,7 @@ class Dynamics:
         self.stats = {"dynamic": 0, "contact_points": 0, "sleeping": 0}
         self.grab = None  # the mouse joint (app.world.mouse_joint.MouseJoint) or None
         self.allow_sleep = True  # False: no island falls asleep, and sleeping ones wake at the next step
+        self.patches = True
 
     def grab_body(self, body, point, target, **options):
         """Pull the world ``point`` of ``body`` towards ``target`` with a mouse joint
@@ -479,7 +498,7 @@ class Dynamics:
         ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot, islands = _rows_kernel(
             store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths, store.impulse, where,
             x, table.motion, st.pose, table.root_center, st.velocity, st.spin, table.friction, table.restitution,
-            self.friction, self.restitution)
+            self.friction, self.restitution, bool(self.patches))
         if not len(ia):
             return None, None, None
         return ContactRows(ia, ib, normal, ra, rb, depth, fric, rest, impulse, islands=islands), kin, (mrow, slot)

@@ -31,7 +31,7 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
                          keys, count, normal, points_a, points_b, depths, impulse, root_center, friction, restitution,
                          default_friction, default_restitution, iterations, beta, slop, bounce_threshold, warm,
                          tolerance, still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin,
-                         settle_damping, out):
+                         settle_damping, patches, out):
     """One step of the dynamic bodies without a mouse joint, on one thread: what
     :meth:`app.world.dynamics.Dynamics.step` does, by the same kernels in the same order
     (:func:`app.world.dynamics._islands`, :func:`~app.world.dynamics._begin_kernel`, ``_rows_kernel``,
@@ -56,6 +56,8 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
     still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping
         The sleeping islands' (:func:`app.world.dynamics._islands`): the body table's ``still`` column
         (n,), updated with ``sleeping``, velocities and spins first.
+    patches : bool
+        :attr:`app.world.dynamics.Dynamics.patches`.
     out : (5,) int64
         Receives the counts named by ``OUT_*``.
     """
@@ -72,7 +74,7 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
     if keys.shape[0]:
         ia, ib, nrm, ra, rb, depth, fric, rest, imp, kin, mrow, slot, islands = _dyn._rows_kernel(
             keys, count, normal, points_a, points_b, depths, impulse, where, x, motion, pose, root_center, velocity,
-            spin, friction, restitution, default_friction, default_restitution)
+            spin, friction, restitution, default_friction, default_restitution, patches)
         k = ia.shape[0]
         if k:
             t1, t2 = np.empty_like(nrm), np.empty_like(nrm)
@@ -117,7 +119,7 @@ def one_call_step(dyn, table, store, dt):
                          dyn.angular_damping, store.keys, store.count, store.normal, store.points_a, store.points_b,
                          store.depths, store.impulse, table.root_center, table.friction, table.restitution,
                          dyn.friction, dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD,
-                         dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), out)
+                         dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), bool(dyn.patches), out)
     dyn.stats = {"dynamic": int(out[OUT_DYNAMIC]), "contact_points": int(out[OUT_POINTS]),
                  "sleeping": int(out[OUT_SLEEPING])}
     k = int(out[OUT_POINTS])

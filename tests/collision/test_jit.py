@@ -77,7 +77,7 @@ def test_borrowing_kernel_may_not_allocate():
 
 
 def test_hot_kernels_borrow():
-    from app.world import contact_store, contacts, dynamics, solver
+    from app.world import contact_store, contacts, dynamics, patches, solver
     from obbcollide import box_box, broad_phase, contact_reduce, gauss_map, hull_batch, manifold, transform
 
     kernels = [transform.check_pose_kernel, manifold.relative_pose, manifold.cached_sep,
@@ -87,6 +87,7 @@ def test_hot_kernels_borrow():
                contact_store.key_compare, contact_store._carry_row, contacts._piece_boxes,
                broad_phase.aabb_tree._insert_leaf, solver._load, solver._store, solver._side,
                solver._groups, solver._solve_range, solver._split_range, solver._warm_range, solver._sweeps,
-               solver._sweeps_two, solver._bounce_range, solver._solve_two, solver._holds, dynamics._gather_kernel]
+               solver._sweeps_two, solver._bounce_range, solver._solve_two, solver._holds, dynamics._gather_kernel,
+               patches.patch_slots]
     for k in kernels:
         assert k.targetoptions.get("_nrt") is False, k.py_func.__qualname__

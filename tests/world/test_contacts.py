@@ -17,23 +17,8 @@ from app.world.world import Body, World, pose_matrix
 from obbcollide.narrow_phase import collide_shapes, flip_manifold
 from obbcollide.shapes import Hull
 
-from .._bodies import ball_body, box_body, ground_body
+from .._bodies import ball_body, box_body, ground_body, u_body
 from .._reference import random_rotation
-
-
-def u_body(name, pos, rot=None, motion="kinematic"):
-    """A U of three boxes: three convex pieces."""
-    parts = [((-0.4, 0, 0), (0.1, 0.5, 0.2)), ((0.4, 0, 0), (0.1, 0.5, 0.2)), ((0, -0.4, 0), (0.3, 0.1, 0.2))]
-    meshes, shapes = [], []
-    for c, h in parts:
-        m = trimesh.creation.box(extents=2 * np.asarray(h))
-        m.apply_translation(c)
-        meshes.append(m)
-        shapes.append(Hull.from_points(np.asarray(m.vertices)))
-    m = trimesh.util.concatenate(meshes)
-    v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
-    return Body(name, v, f, co.OBBTree(v, f), pose_matrix(rot, pos), (0.5, 0.5, 0.5), motion=motion,
-                shapes=shapes)
 
 
 def test_box_falling_on_the_ground_begins_persists_and_ends():

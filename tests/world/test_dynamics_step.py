@@ -148,7 +148,7 @@ def jumble():
     from app.world.body import Body
     from app.world.world import pose_matrix
 
-    from .test_contacts import u_body
+    from .._bodies import u_body
 
     slab = trimesh.creation.box(extents=(2.0, 0.2, 2.0)).subdivide()
     v, f = np.asarray(slab.vertices, float), np.asarray(slab.faces, np.int64)
@@ -170,7 +170,7 @@ def jumble():
             cap.shapes = [Capsule(0.1, 0.2)]
             bodies.append(cap)
         else:
-            bodies.append(u_body(f"u{k}", pos, rot, motion="dynamic"))
+            bodies.append(u_body(f"u{k}", pos, rot, motion="dynamic", density=None))
     return bodies
 
 
