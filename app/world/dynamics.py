@@ -29,7 +29,7 @@ from obbcollide._jit import njit
 
 from .body import DYNAMIC, KINEMATIC
 from .mouse_joint import MouseJoint
-from .patches import patch_slots, slot_count
+from .patches import longest_run, patch_slots, slot_count
 from .solver import ContactRows, _root, island_order, solve_contacts
 
 __all__ = ["Dynamics", "quat_from_matrix", "matrix_from_quat", "SLEEP_SPEED", "SLEEP_SPIN", "SLEEP_TIME",
@@ -323,9 +323,10 @@ def _rows_kernel(keys, count, normal, points_a, points_b, depths, impulse_in, wh
     for c in range(k):
         visit[c] = active[order[c]]
     keep = np.empty(k, np.int64)
+    r = longest_run(visit, keys) if reduce else 1  # (the scratch of the largest patch)
     cap = patch_slots(visit, keys, count, normal, points_a, points_b, depths, impulse_in, reduce, keep,
-                      np.empty((4 * k, 3)), np.empty(4 * k), np.empty(4 * k, np.int64), np.empty(4 * k, np.int64),
-                      np.empty(4 * k, np.bool_), np.empty(k, np.bool_))
+                      np.empty((4 * r, 3)), np.empty(4 * r), np.empty(4 * r, np.int64), np.empty(4 * r, np.int64),
+                      np.empty(4 * r, np.bool_), np.empty(r, np.bool_))
     first = np.zeros(k + 1, np.int64)  # each visited row's first point
     for c in range(k):
         first[c + 1] = first[c] + slot_count(keep[c])

@@ -25,7 +25,7 @@ from obbcollide import _vec as v
 from obbcollide._jit import njit
 from obbcollide.contact_reduce import _reduce_into
 
-__all__ = ["PATCH_COS", "WARM_BONUS", "MERGE_TOL2", "patch_slots", "slot_count"]
+__all__ = ["PATCH_COS", "WARM_BONUS", "MERGE_TOL2", "longest_run", "patch_slots", "slot_count"]
 
 PATCH_COS = 0.9994  # manifolds of one body pair whose normals differ by less than ~2 degrees: one patch
 WARM_BONUS = 1e-4  # m: how much deeper a point that did not push last step must be to be chosen first
@@ -36,6 +36,21 @@ MERGE_TOL2 = 1e-12  # m^2: points of two manifolds closer than 1 um are one poin
 def slot_count(mask):
     """The number of slots set in a 4-bit ``mask``."""
     return (mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1) + ((mask >> 3) & 1)
+
+
+@njit(borrow=True)
+def longest_run(visit, keys):
+    """The most consecutive rows of ``visit`` between the same two bodies (``keys`` (m, 5))."""
+    best = 0
+    c = 0
+    k = visit.shape[0]
+    while c < k:
+        e = c + 1
+        while e < k and keys[visit[e], 0] == keys[visit[c], 0] and keys[visit[e], 1] == keys[visit[c], 1]:
+            e += 1
+        best = max(best, e - c)
+        c = e
+    return best
 
 
 @njit(borrow=True)
@@ -55,9 +70,9 @@ def patch_slots(visit, keys, count, normal, points_a, points_b, depths, impulse,
         False: every point is taken (each mask is ``count``'s low bits).
     keep : (k,) int64
         Receives the masks (bit ``i``: slot ``i`` of row ``visit[c]``).
-    pts, dep, src, idx, alive : scratch over ``4 k`` points, (4 k, 3) float64, (4 k,) float64,
-        int64, int64 and bool
-    taken : (k,) bool
+    pts, dep, src, idx, alive : scratch over ``4 r`` points, (4 r, 3) float64, (4 r,) float64,
+        int64, int64 and bool, with ``r`` the most rows of one body pair (:func:`longest_run`)
+    taken : (r,) bool
         Scratch.
 
     Returns
@@ -76,19 +91,19 @@ def patch_slots(visit, keys, count, normal, points_a, points_b, depths, impulse,
             e += 1
         for r in range(c, e):
             keep[r] = (1 << count[visit[r]]) - 1
-            taken[r] = False
+            taken[r - c] = False
         if reduce and e - c > 1:
             for r in range(c, e):
-                if taken[r]:
+                if taken[r - c]:
                     continue
                 n = v.row(normal, visit[r])
                 cnt = 0
                 rows = 0
                 for s in range(r, e):
                     ms = visit[s]
-                    if taken[s] or (s != r and v.dot(v.row(normal, ms), n) < PATCH_COS):
+                    if taken[s - c] or (s != r and v.dot(v.row(normal, ms), n) < PATCH_COS):
                         continue
-                    taken[s] = True
+                    taken[s - c] = True
                     rows += 1
                     for i in range(count[ms]):
                         for x in range(3):

@@ -9,8 +9,9 @@ pair by pair with its own arrays and a copy of the cache; the hull kernel itself
 (``brute=False``); and the same batch with the cached feature left to the pair kernels
 (``CACHE_FIRST = False``). Against the last two every output field is compared exactly
 (``tobytes``, so signed zeros count), the caches after the call and the count of features
-tested included (but for box pairs against the hull kernel: the box route queries every face,
-tests/collision/test_box_box.py). Against the brute-force twin every field of every pair in contact is compared
+tested included (but for box pairs against the hull kernel: the box route queries every face and
+leaves out the edge pairs of two parallelepipeds that cannot be chosen, so its count and its SAT
+depth, within the edge tolerance, are its own, tests/collision/test_box_box.py). Against the brute-force twin every field of every pair in contact is compared
 exactly; of a pair apart, the kind, the count and the zero rows, and a SAT depth below
 ``-margin`` (the twin may stop at another separating feature: it queries every face and every
 edge pair in another order, see :func:`collision.gauss_map.edge_pairs_pruned`).
@@ -29,7 +30,7 @@ import obbcollide.hull_batch as hb
 from obbcollide.box_box import is_box
 from obbcollide.hull_batch import HullTable, collide_hull_pairs
 from obbcollide.hull_data import HullData
-from obbcollide.manifold import KIND_NAMES, collide_hull_hull_kernel, hull_arrays
+from obbcollide.manifold import ABS_TOL, EDGE_REL_TOL, KIND_NAMES, collide_hull_hull_kernel, hull_arrays
 
 from .test_hull_batch import random_poses
 
@@ -87,15 +88,25 @@ def check(hulls, table, ia, pa, ib, pb, margin, caches):
     brute = pair_rows(hulls, ia, pa, ib, pb, margin, c_brute, True)
     for f in FIELDS + ("tests",):
         assert same(getattr(new, f), getattr(old, f)), f
-    for f in FIELDS:
-        assert same(getattr(new, f), one[f]), f
-    # a pair of boxes takes collision.box_box, which queries every face: its count of features
-    # tested is the twin's, not the hull kernel's (tests/collision/test_box_box.py)
+    # a pair of boxes takes collision.box_box, which queries every face and leaves out the edge
+    # pairs of two parallelepipeds that cannot be chosen: its count of features tested and its SAT
+    # depth (deeper by less than the edge tolerance) are its own (tests/collision/test_box_box.py)
     boxes = np.array([is_box(hulls[a]) and is_box(hulls[b]) for a, b in zip(ia, ib)], bool)
+    for f in FIELDS:
+        assert same(getattr(new, f)[~boxes], one[f][~boxes]), f
+        if f != "sat_depth":
+            assert same(getattr(new, f), one[f]), f
+    scale = np.array([min(hulls[a].scale, hulls[b].scale) for a, b in zip(ia, ib)])
+    for ref in (one, brute):
+        d, d_ref = new.sat_depth[boxes], ref["sat_depth"][boxes]
+        assert np.all((d == d_ref) | ((d > d_ref) & (d <= d_ref + EDGE_REL_TOL * np.abs(d) + ABS_TOL * scale[boxes])))
     assert same(new.tests[~boxes], one["tests"][~boxes])
     assert same(c_new, c_old) and same(c_new, c_one)
     touch = new.kind != KIND_NAMES.index("none")
     for f in FIELDS:
+        if f == "sat_depth":
+            assert same(new.sat_depth[touch & ~boxes], brute[f][touch & ~boxes]), f
+            continue
         assert same(getattr(new, f)[touch], brute[f][touch]), f
     assert same(c_new[touch], c_brute[touch])
     apart = ~touch

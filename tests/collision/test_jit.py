@@ -88,6 +88,6 @@ def test_hot_kernels_borrow():
                broad_phase.aabb_tree._insert_leaf, solver._load, solver._store, solver._side,
                solver._groups, solver._solve_range, solver._split_range, solver._warm_range, solver._sweeps,
                solver._sweeps_two, solver._bounce_range, solver._solve_two, solver._holds, dynamics._gather_kernel,
-               patches.patch_slots]
+               patches.patch_slots, patches.longest_run]
     for k in kernels:
         assert k.targetoptions.get("_nrt") is False, k.py_func.__qualname__

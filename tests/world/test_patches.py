@@ -6,6 +6,7 @@ three boxes on the ground is held by four points, not twelve, comes to rest wher
 every point solved, and keeps the same four points from step to step; two U's standing leg on leg.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.world.patches import MERGE_TOL2, PATCH_COS, WARM_BONUS, patch_slots
+from app.world.patches import MERGE_TOL2, PATCH_COS, WARM_BONUS, longest_run, patch_slots
 from app.world.world import World
 from obbcollide.contact_reduce import reduce_contacts
 
@@ -21,11 +22,13 @@ from .._bodies import ground_body, u_body
 
 
 def masks(visit, keys, count, normal, pa, pb, depths, impulse, reduce):
-    k = len(visit)
-    keep = np.empty(k, np.int64)
-    total = patch_slots(visit, keys, count, normal, pa, pb, depths, impulse, reduce, keep, np.empty((4 * k, 3)),
-                        np.empty(4 * k), np.empty(4 * k, np.int64), np.empty(4 * k, np.int64),
-                        np.empty(4 * k, np.bool_), np.empty(k, np.bool_))
+    """patch_slots with scratch for the longest run of one body pair's rows, filled with garbage."""
+    keep = np.full(len(visit), -7, np.int64)
+    r = longest_run(visit, keys)
+    rng = np.random.default_rng(0)
+    total = patch_slots(visit, keys, count, normal, pa, pb, depths, impulse, reduce, keep, rng.normal(size=(4 * r, 3)),
+                        rng.normal(size=4 * r), rng.integers(-9, 9, 4 * r), rng.integers(-9, 9, 4 * r),
+                        rng.random(4 * r) < 0.5, rng.random(r) < 0.5)
     return keep, total
 
 
@@ -117,6 +120,8 @@ def random_store(seed):
 def test_patch_masks_equal_the_brute_force_twin(seed, reduce):
     keys, count, normal, pa, pb, depths, impulse = random_store(seed)
     visit = np.arange(len(keys), dtype=np.int64)
+    runs = [len(list(g)) for _, g in itertools.groupby(map(tuple, keys[:, :2]))]
+    assert longest_run(visit, keys) == max(runs)
     keep, total = masks(visit, keys, count, normal, pa, pb, depths, impulse, reduce)
     want = masks_brute(visit, keys, count, normal, pa, pb, depths, impulse, reduce)
     assert keep.tolist() == want.tolist()
