@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial import ConvexHull, QhullError
+from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from . import _vec as v
 from ._jit import njit
@@ -27,6 +27,26 @@ __all__ = ["ConvexPolyhedron", "closest_pt_point_convex"]
 # way and the corner of one that is not on the shared edge lies on the plane of
 # the other to within this tolerance, relative to the hull's extent.
 COPLANAR_TOL = 1e-12
+# Input points closer than this (relative to the point set's extent) are one point to the hull: two
+# such points make sliver triangles whose planes Qhull cannot give, and merging neighbours with
+# the same plane through a sliver joined faces that are not coplanar (found by hypothesis: two
+# points 4e-12 of the extent apart gave a face 1% of the extent outside a vertex).
+DUPLICATE_TOL = 1e-10
+
+
+def _without_near_duplicates(pts: NDArray[np.float64], r: float) -> NDArray[np.float64]:
+    """``pts`` (n, 3) without the points within ``r`` of an earlier point kept (the first of each
+    cluster stays, so every point returned is an input point)."""
+    if r <= 0.0:
+        return pts
+    pairs = cKDTree(pts).query_pairs(r, output_type="ndarray")
+    if not len(pairs):
+        return pts
+    keep = np.ones(len(pts), bool)
+    for i, j in pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]:
+        if keep[i]:
+            keep[j] = False
+    return pts[keep]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +93,9 @@ class ConvexPolyhedron:
         pts = as_array(points, name, (3,))
         if pts.ndim != 2 or len(pts) < 4:
             raise ValueError(f"{name}: need at least 4 points spanning a volume, got shape {pts.shape}")
+        pts = _without_near_duplicates(pts, DUPLICATE_TOL * float(np.ptp(pts, axis=0).max()))
+        if len(pts) < 4:
+            raise ValueError(f"{name}: the points are flat (they span no volume)")
         try:
             hull = ConvexHull(pts)
         except QhullError:

@@ -268,6 +268,21 @@ def test_from_points_invariants(kind, data):
     check_polyhedron(P, ConvexPolyhedron.from_points(P))
 
 
+def test_from_points_near_duplicate_points_make_no_sliver_face():
+    """Found by hypothesis: two points 1.6e-11 apart (4e-12 of the extent) made a sliver triangle,
+    and merging neighbours with its plane joined two faces that are not coplanar (a face 4 cm
+    outside a vertex). The near-duplicate is now one point to the hull; the invariants hold."""
+    P = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 4.0], [0.0, 1.0, 1.0], [2.0, 1.0, 0.0], [1.62457131e-11, 1.0, 1.0]])
+    poly = ConvexPolyhedron.from_points(P)
+    check_polyhedron(P, poly)
+    assert len(poly.vertices) == 4 and len(poly.polygons) == 4  # a tetrahedron
+    # a cloud of clustered copies: the first point of each cluster is kept
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(12, 3))
+    Q = np.concatenate([base, base + rng.normal(size=(12, 3)) * 1e-12])
+    check_polyhedron(Q, ConvexPolyhedron.from_points(Q))
+
+
 @pytest.mark.parametrize("half", [0.5, 1.0, 7.0])
 def test_cube_gives_six_quads(half):
     poly = ConvexPolyhedron.from_points(half * CUBE)

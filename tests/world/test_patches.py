@@ -220,6 +220,6 @@ def test_two_u_shapes_leg_on_leg_stand():
             assert np.linalg.norm(b.velocity) < 0.05
     (most, stored, between, low, high), (most0, stored0, between0, low0, high0) = runs[True], runs[False]
     assert stored == stored0 and between == between0 >= 2  # the legs meet: a patch of several manifolds
-    assert most0 == stored0 and most <= most0 - 12  # the ground's patch alone loses eight points
+    assert most0 == stored0 and most <= most0 - 12  # the ground's patch loses eight points, the legs' four
     assert high[1, 3] > 1.5 - 0.02 and low[1, 3] > 0.5 - 0.01
     assert np.abs(high[:3, 3] - high0[:3, 3]).max() < 2e-3 and np.abs(low[:3, 3] - low0[:3, 3]).max() < 2e-3
