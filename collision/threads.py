@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -150,6 +151,15 @@ class ThreadChoice:
         min_per_thread)``, at least 1 (``threads`` default: numba's current count)."""
         threads = get_num_threads() if threads is None else threads
         return max(1, min(threads, k // self.min_per_thread))
+
+    def serial_below(self) -> int:
+        """The batch size from which :meth:`runs` may choose threads: smaller batches run serially
+        and untimed (a caller may then run the serial driver itself, inside a larger compiled call).
+        ``2 min_per_thread``; under :func:`forced` ``"serial"`` no size, under ``"threaded"`` 2."""
+        mode = _FORCED[0]
+        if mode == "serial":
+            return sys.maxsize
+        return 2 if mode == "threaded" else 2 * self.min_per_thread
 
     def runs(self, k: int) -> int:
         """How many runs (threads) a batch of ``k`` items gets now: 1 means the serial driver."""

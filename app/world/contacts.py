@@ -69,6 +69,7 @@ import numpy as np
 from obbcollide._jit import njit
 from obbcollide.convex_mesh import collide_convex_trimesh
 from obbcollide.halfspace_batch import CoreTable, _halfspace_kernel, collide_halfspace_pairs
+from obbcollide import hull_batch as _hull_batch
 from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
 from obbcollide.manifold import KIND_NAMES, Manifold
 from obbcollide.round_batch import collide_sphere_pairs
@@ -98,6 +99,7 @@ def _kind_index(name):
 _NO_APART = np.zeros((0, 8), np.int64)
 _NO_BATCH = ManifoldBatch.empty(0)  # (no hull pairs in the batch)
 _NO_STORE = ContactStore()  # (no pairs one by one; never written)
+_NO_ENDS = (np.zeros(0, np.int64), np.zeros(0, np.bool_), [], 1)  # (last step's touching codes, which stay, bodies, n)
 
 # Shape kinds, for choosing the batch a piece pair goes to.
 _HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
@@ -545,6 +547,60 @@ def _detect_end(words, k, hull_rows, count, normal, points_a, points_b, depths, 
 
 
 @njit(cache=True)
+def _detect_whole(pairs, motion, sleeping, shape_count, old_words, n, sweep, margin, start, kind, center, axes, half,
+                  pose, hull, core, plane, core_points, core_starts, core_radius, apart, hull_inputs, active, kept,
+                  words, margins, ga, gb, route, order, bounds, ia, pa, ib, pb, mg, caches,
+                  V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes, box_f, box_i,
+                  count, normal, points_a, points_b, depths, ids, kinds, tests, sat_depth, cache_first, serial_below,
+                  gone, old_frozen, tol2, may_update, prev):
+    """The whole detection of a step in one call, when it needs no Python between the stages:
+    :func:`_detect_begin`, the hull batch on one thread (``collision.hull_batch``'s serial driver,
+    the table's arrays ``V`` ... ``box_i`` and the batch's outputs ``count`` ... ``sat_depth``), then
+    :func:`_detect_end`: the same kernels in the same order as :meth:`ContactManager._update_fused`
+    calls them one by one.
+
+    It stops after :func:`_detect_begin` (``done`` False) when the caller has more to do there: more
+    scratch needed, a rejected pose, every pair at rest (``gone``: touching pairs ended by a change of
+    the body list), piece pairs outside the hull and half-space batches (or hull pairs when
+    ``hull_inputs`` is off), a hull batch of ``serial_below`` pairs or more (the threads may take it),
+    or a pose the batch rejects (the caller's batch call then raises).
+
+    Returns
+    -------
+    (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total)
+        :func:`_detect_begin`'s results, whether the detection is done, then :func:`_detect_end`'s
+        (empty when not done).
+    """
+    need, m, k, bad, bad_route = _detect_begin(
+        pairs, motion, sleeping, shape_count, old_words, n, sweep, margin, start, kind, center, axes, half, pose, hull,
+        core, plane, core_points, core_starts, core_radius, apart, hull_inputs, active, kept, words, margins, ga, gb,
+        route, order, bounds, ia, pa, ib, pb, mg, caches)
+    h = bounds[_R_HULL + 1] - bounds[_R_HULL]
+    stop = need != 0 or bad >= 0 or bounds[_ROUTES] > bounds[_R_BALL] or (h > 0 and not hull_inputs) or h >= serial_below
+    if not stop and m == 0 and not gone:
+        stop = True  # (all at rest when every old row is kept: the caller keeps the store)
+        for r in range(old_words.shape[0]):
+            if not kept[r]:
+                stop = False
+                break
+    if not stop and h:
+        row, st = _hull_batch._collide_pairs_serial(
+            V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes, box_f, box_i, ia[:h], pa[:h], ib[:h],
+            pb[:h], mg[:h], caches[:h], count[:h], normal[:h], points_a[:h], points_b[:h], depths[:h], ids[:h],
+            kinds[:h], tests[:h], sat_depth[:h], cache_first, 1)
+        stop = st != 0
+    if stop:
+        none = np.zeros(0, np.int64)
+        return (need, m, k, bad, bad_route, False, -1, old_words[:0], np.zeros((0, 8), np.int64), none, none,
+                np.zeros(0, np.bool_), np.zeros(0, np.bool_), 0)
+    rows, out, apart, codes, points, was, stays, total = _detect_end(
+        words, k, order[bounds[_R_HULL]:bounds[_R_HULL + 1]], count, normal, points_a, points_b, depths, ids, kinds,
+        tests, sat_depth, caches, old_words, old_frozen, kept, np.zeros((0, _WORDS), np.int64), tol2, may_update, n,
+        prev)
+    return need, m, k, bad, bad_route, True, rows, out, apart, codes, points, was, stays, total
+
+
+@njit(cache=True)
 def _sphere_inputs(rows, flip, words, ga, gb, kind, core, pose, margins):
     """The sphere batch's arguments for the piece pairs ``rows``: core id and pose of the sphere and
     of the other shape, whether that is a hull, and the margins; the sphere is A, or B when ``flip``."""
@@ -626,7 +682,8 @@ class ContactManager:
         self._caches = {}
         self._apart = _NO_APART  # hull piece pairs apart last step: keys and SAT caches (_separated_rows)
         self._touch = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # body pairs as codes a n + b (ascending), points
-        self._events = ([], [], [])  # begin rows, persist rows, end (a, b) bodies
+        # whether each touching pair touched last step, end (a, b) bodies, and the last step's pairs (events)
+        self._events = (np.zeros(0, np.bool_), [], _NO_ENDS)
         self._gone = []  # touching pairs whose body left the list (they end at the next update)
         self._views = None
         self._event_list = None
@@ -675,14 +732,13 @@ class ContactManager:
     def events(self):
         """This step's :class:`ContactEvent` list: begins and persists (in key order), then ends."""
         if self._event_list is None:
-            begin, persist, end = self._events
+            was, end, (prev, stays, bodies, n) = self._events
+            if len(stays) and not stays.all():  # the pairs touching last step and not now
+                gone = prev[~stays]
+                end = end + [(bodies[c // n], bodies[c % n]) for c in gone.tolist()]
             rows, pts = self._touch_rows(), self._touch[1]
-            out = []
-            for k in range(len(pts)):
-                if begin[k] or persist[k]:
-                    i, j = rows[k]
-                    out.append(ContactEvent("begin" if begin[k] else "persist", self._bodies[i], self._bodies[j],
-                                            int(pts[k])))
+            out = [ContactEvent("persist" if w else "begin", self._bodies[i], self._bodies[j], int(p))
+                   for (i, j), w, p in zip(rows.tolist(), was.tolist(), pts.tolist())]
             out += [ContactEvent("end", a, b, 0) for a, b in end]
             self._event_list = out
         return self._event_list
@@ -724,20 +780,36 @@ class ContactManager:
         the Python between them (the stores, the arguments, the dispatch of each call)."""
         n = len(bodies)
         old = self.store
+        if not len(pairs) and not len(old) and not self._gone:  # nothing near, nothing kept: no call
+            self._caches = {}
+            self._at_rest(old)
+            return
         pose = table.state.pose
         cores = self._cores
         gjk = self.hull_response == "gjk"
         sc = self._scratch
         if not sc.fits(len(pairs), len(old)):
             sc = self._scratch = sc.grown(len(pairs), len(old))
+        serial_below = _hull_batch.HULL_PAIRS_THREADS.serial_below()
         while True:
-            need, m, k, bad, bad_route = _detect_begin(
+            b = sc.batch
+            (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total) = _detect_whole(
                 pairs, table.motion, table.state.sleeping, table.shape_count, old.words, n, sweep, self.margin,
                 info.start, info.kind, info.center, info.axes, info.half, pose, info.hull, info.core, info.plane,
-                cores.points, cores.starts, cores.radius, self._apart, not gjk, *sc.arrays)
+                cores.points, cores.starts, cores.radius, self._apart, not gjk, *sc.arrays, *self._hulls._kernel_args(),
+                b.count, b.normal, b.points_a, b.points_b, b.depths, b.ids, b.kind, b.tests, b.sat_depth,
+                _hull_batch.CACHE_FIRST, serial_below, bool(self._gone), old.frozen, self.match_tol ** 2,
+                self._views is None, self._touch[0])
             if not need:
                 break
             sc = self._scratch = sc.grown(len(pairs), len(old), need)
+        if done:  # (the batch ran on one thread, as the thread choice would have run it)
+            h = int(sc.bounds[_R_HULL + 1] - sc.bounds[_R_HULL])
+            if h:
+                _hull_batch.HULL_PAIRS_THREADS.record(h, 1, 0.0)
+            self._caches = {}
+            self._detected(old, n, k, rows, out, apart, codes, points, was, stays, total)
+            return
         words, order, bounds = sc.words, sc.order, sc.bounds
         if bad >= 0:  # (as collide_halfspace_pairs words it)
             flip = bad_route == _R_HALF_FLIP
@@ -745,11 +817,7 @@ class ContactManager:
             raise ValueError(f"poses[{bad}]: {POSE_ERRORS[check_pose_kernel(p)]}")
         old_caches, self._caches = self._caches, {}  # the one-by-one pairs' GJK / SAT caches, by key
         if not m and not self._gone and sc.kept[:len(old)].all():  # all at rest: the rows and events stay
-            old.frozen[:] = True
-            self._apart = _NO_APART
-            self._views = None
-            self.stats = {"piece_pairs": 0, "manifolds": len(old), "points": self._points}
-            self._all_persist()
+            self._at_rest(old)
             return
         batch, hull_rows, extra = _NO_BATCH, order[:0], _NO_STORE
         hulls = order[bounds[_R_HULL]:bounds[_R_HULL + 1]]
@@ -764,6 +832,19 @@ class ContactManager:
             words, k, hull_rows, batch.count, batch.normal, batch.points_a, batch.points_b, batch.depths, batch.ids,
             batch.kind, batch.tests, batch.sat_depth, sc.caches, old.words, old.frozen, sc.kept, extra.words,
             self.match_tol ** 2, self._views is None, n, self._touch[0])
+        self._detected(old, n, k, rows, out, apart, codes, points, was, stays, total)
+
+    def _at_rest(self, old):
+        """No body pair active: the rows (frozen) and the touching pairs stay, every one persists."""
+        old.frozen[:] = True
+        self._apart = _NO_APART
+        self._views = None
+        self.stats = {"piece_pairs": 0, "manifolds": len(old), "points": self._points}
+        self._all_persist()
+
+    def _detected(self, old, n, k, rows, out, apart, codes, points, was, stays, total):
+        """Keep what :func:`_detect_end` found: the new store (or ``old``, updated in place), the pairs
+        apart, the touching pairs and this step's events."""
         self._apart = apart if k else _NO_APART
         new = old if rows < 0 else ContactStore.of_words(out[:rows])
         self.store = new
@@ -771,11 +852,9 @@ class ContactManager:
         self._points = total
         self.stats = {"piece_pairs": k, "manifolds": len(new), "points": total}
         ends = self._gone
-        if len(stays) and not stays.all():
-            ends = ends + [(self._bodies[i], self._bodies[j]) for i, j in self._touch_rows()[~stays]]
         self._gone = []
+        self._events = (was, ends, (self._touch[0], stays, self._bodies, max(n, 1)))  # (ends found when read)
         self._touch = (codes, points)
-        self._events = (~was, was, ends)
         self._event_list = None
 
     def _rarer(self, bodies, table, info, words, margins, ga, gb, order, bounds, old_caches, gjk):
@@ -800,7 +879,7 @@ class ContactManager:
     def _all_persist(self):
         """This step's events when nothing moved: every touching pair persists, none begins or ends."""
         pts = self._touch[1]
-        self._events = (np.zeros(len(pts), bool), np.ones(len(pts), bool), [])
+        self._events = (np.ones(len(pts), bool), [], _NO_ENDS)
         self._event_list = None
 
     def _sphere_batch(self, rows, flip, words, ga, gb, info, pose, margins, store):
@@ -921,13 +1000,10 @@ class ContactManager:
     def _find_events(self, n):
         """The body pairs touching now (sorted), compared with the last step's: begins, persists, ends."""
         codes, points, was, stays = touch_events(self.store, n, self._touch[0])
-        ends = list(self._gone)
-        if not stays.all():
-            gone = self._touch_rows()[~stays]
-            ends += [(self._bodies[i], self._bodies[j]) for i, j in gone]
+        ends = self._gone
         self._gone = []
+        self._events = (was, ends, (self._touch[0], stays, self._bodies, max(n, 1)))
         self._touch = (codes, points)
-        self._events = (~was, was, ends)
         self._event_list = None
 
     # -- mid phase ------------------------------------------------------------------------

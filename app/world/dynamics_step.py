@@ -19,7 +19,7 @@ from numba import njit
 from . import dynamics as _dyn
 from . import solver as _solver
 
-__all__ = ["dynamics_step_serial"]
+__all__ = ["dynamics_step_free", "dynamics_step_serial"]
 
 # dynamics_step_serial's ``out`` (int64 (5,)): awake dynamic bodies, sleeping ones, contact points
 # solved, velocity iterations run (the largest over the islands), islands.
@@ -92,6 +92,29 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
     _dyn._end_kernel(idx, pose, com, x, v, w, pv, pw, dt, velocity, spin)
 
 
+@njit(cache=True)
+def dynamics_step_free(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity, dt, lin, ang,
+                       still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping,
+                       out):
+    """:func:`dynamics_step_serial` for a step without contacts (an empty store: bodies in free fall,
+    or apart): the sleeping islands, gravity and damping, integration, the same kernels in the same
+    order. Its own kernel because an empty store's columns are contiguous arrays to numba, and the
+    store's columns otherwise strided views of one record array (so ``dynamics_step_serial``, minutes
+    to compile, is compiled for those only)."""
+    keys, count = np.zeros((0, 5), np.int64), np.zeros(0, np.int64)
+    depths, impulse = np.zeros((0, 4)), np.zeros((0, 4, 3))
+    _dyn._islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
+                  sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping)
+    where = np.empty(motion.shape[0], np.int64)
+    idx, x, inv_i, inv_m, v, w, asleep = _dyn._begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass,
+                                                            velocity, spin, gravity, dt, lin, ang, where)
+    out[:] = 0
+    out[OUT_DYNAMIC], out[OUT_SLEEPING] = idx.shape[0], asleep
+    if idx.shape[0] == 0:
+        return
+    _dyn._end_kernel(idx, pose, com, x, v, w, np.zeros_like(v), np.zeros_like(w), dt, velocity, spin)
+
+
 _SOLVE = inspect.signature(_solver.solve_contacts).parameters
 BETA, SLOP, BOUNCE_THRESHOLD = (float(_SOLVE[name].default) for name in ("beta", "slop", "bounce_threshold"))
 
@@ -105,6 +128,14 @@ def one_call_step(dyn, table, store, dt):
     A store of fewer than two rows is left to the composed path: its columns, views of one record
     array, are then C-contiguous to numba, and strided otherwise, so this kernel (minutes to
     compile) would be compiled for both layouts."""
+    st = table.state
+    if not len(store):
+        out = np.zeros(5, np.int64)
+        dynamics_step_free(table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass,
+                           st.velocity, st.spin, dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping,
+                           st.still, *dyn._sleep_args(table), out)
+        dyn.stats = {"dynamic": int(out[OUT_DYNAMIC]), "contact_points": 0, "sleeping": int(out[OUT_SLEEPING])}
+        return True
     if len(store) < 2:
         return False
     cap = 4 * len(store)
@@ -112,7 +143,6 @@ def one_call_step(dyn, table, store, dt):
     if (cap >= 2 * rows.min_per_thread or cap >= 2 * islands.min_per_thread or rows.runs(cap) != 1
             or islands.runs(cap) != 1):
         return False
-    st = table.state
     out = np.zeros(5, np.int64)
     dynamics_step_serial(table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass,
                          st.velocity, st.spin, dyn.gravity, float(dt), dyn.linear_damping,

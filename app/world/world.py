@@ -23,6 +23,7 @@ from numba import njit
 
 import obbcollide as co
 from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
+from obbcollide.broad_phase.aabb_tree import DynamicAABBTree, _update_kernel
 from obbcollide.shapes import HalfSpace
 
 from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
@@ -78,6 +79,26 @@ def _any_too_fast(velocity, spin, max_speed, max_spin):
         if (math.isfinite(v2) and math.sqrt(v2) > max_speed) or (math.isfinite(w2) and math.sqrt(w2) > max_spin):
             return True
     return False
+
+
+@njit(cache=True)
+def _sound_state(pose, velocity, spin, max_speed, max_spin, good):
+    """The common case of :meth:`World.repair` in one pass: whether every row's pose, velocity and
+    spin are finite and no row moves faster than ``max_speed`` or spins faster than ``max_spin``;
+    if so the poses are copied into ``good`` (n, 4, 4), the buffer repair goes back to."""
+    n = pose.shape[0]
+    if _any_too_fast(velocity, spin, max_speed, max_spin):
+        return False
+    for i in range(n):
+        for a in range(4):
+            for b in range(4):
+                if not math.isfinite(pose[i, a, b]):
+                    return False
+        for a in range(3):
+            if not (math.isfinite(velocity[i, a]) and math.isfinite(spin[i, a])):
+                return False
+    good[:] = pose
+    return True
 
 
 @njit(cache=True)
@@ -151,6 +172,52 @@ def _body_pairs(rows, pairs, n):
     for k in range(pairs.shape[0]):
         out[k, 0], out[k, 1] = code[k] // n, code[k] % n
     return out
+
+
+_NO_PLANES = (np.zeros(0, np.int64), np.zeros((0, 4)))  # (World._ground_planes of a world without half-spaces)
+
+
+@njit(cache=True)
+def _tree_broad_phase(motion, sleeping, velocity, spin, radius, dt, ccd, pose, center, axes, half, rows, sweep, lo, hi,
+                      tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel, margin_abs, shrink, predict,
+                      moved, old_keys, rebuild, counts, planes_row, planes, margin):
+    """The broad phase of a step in one call, for the dynamic AABB tree: each moving body's sweep
+    (:func:`_sweep_kernel`, when ``ccd``, into ``sweep`` (n,) of zeros), the world boxes of the bounded
+    bodies ``rows`` grown by it (:func:`_root_bounds`, into ``lo, hi``), the tree's update
+    (:func:`obbcollide.broad_phase.aabb_tree._update_kernel`, its arguments from ``tlo`` to ``counts``),
+    the pairs as body rows (:func:`_body_pairs`), then each half-space's pairs
+    (:func:`_ground_reaching`, ``planes_row`` and ``planes`` as it takes them): the same kernels in the
+    same order as :meth:`World._collide` calls them one by one.
+
+    Returns
+    -------
+    (finite, keys, pairs, m)
+        Whether every box was finite (if not, nothing after the boxes ran), the tree's fat pairs,
+        the candidate pairs (k, 2): the tree's ``m`` (sorted), then the half-spaces'.
+    """
+    n = motion.shape[0]
+    if ccd:
+        _sweep_kernel(motion, sleeping, velocity, spin, radius, dt, sweep)
+    if not _root_bounds(pose, center, axes, half, rows, sweep, lo, hi):
+        return False, old_keys, np.zeros((0, 2), np.int64), 0
+    keys, pairs = _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel,
+                                 margin_abs, shrink, predict, moved, old_keys, rebuild, counts)
+    if rows.shape[0] != n:
+        pairs = _body_pairs(rows, pairs, n)
+    p = planes_row.shape[0]
+    if p == 0:
+        return True, keys, pairs, pairs.shape[0]
+    ground = np.empty((rows.shape[0] * p, 2), np.int64)
+    k = _ground_reaching(lo, hi, rows, motion, planes_row, planes, pose, margin, ground)
+    if p > 1 and k:  # several half-spaces may pair with the same body (World._ground_pairs)
+        code = np.unique(ground[:k, 0] * n + ground[:k, 1])
+        k = code.shape[0]
+        for r in range(k):
+            ground[r, 0], ground[r, 1] = code[r] // n, code[r] % n
+    out = np.empty((pairs.shape[0] + k, 2), np.int64)
+    out[:pairs.shape[0]] = pairs
+    out[pairs.shape[0]:] = ground[:k]
+    return True, keys, out, pairs.shape[0]
 
 
 def rotation(axis, angle):
@@ -315,8 +382,12 @@ class World:
         the last finite one (or the start pose), the body wakes, and a message naming it goes to
         :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
         t = self.sync() if t is None else t
-        names = self._clamp_speeds(t)
         st = t.state
+        good = self._good
+        if (good is not None and good[1].shape == st.pose.shape and good[0] == self.bodies
+                and _sound_state(st.pose, st.velocity, st.spin, MAX_SPEED, MAX_SPIN, good[1])):
+            return []  # (the poses remembered)
+        names = self._clamp_speeds(t)
         bad_pose = np.zeros(len(t), np.bool_)
         bad_motion = np.zeros(len(t), np.bool_)
         if not _non_finite(st.pose, st.velocity, st.spin, bad_pose, bad_motion):
@@ -484,6 +555,24 @@ class World:
             return pairs
         return _body_pairs(bounded, pairs, len(self.bodies))
 
+    def _tree_pairs(self, t):
+        """:meth:`_broad_pairs` and :meth:`_ground_pairs` for the dynamic AABB tree in one compiled
+        call (:func:`_tree_broad_phase`); returns ``(sweep, candidates)``."""
+        bounded = t.bounded_rows
+        st = t.state
+        sweep = np.zeros(len(t))
+        lo, hi = np.empty((len(bounded), 3)), np.empty((len(bounded), 3))
+        rows, planes = self._ground_planes(t) if len(t.ground_rows) else _NO_PLANES
+        finite, keys, cand, m = _tree_broad_phase(
+            t.motion, st.sleeping, st.velocity, st.spin, t.radius, self.dt, self.ccd, st.pose, t.root_center,
+            t.root_axes, t.root_half, bounded, sweep, lo, hi, *self.broad.compiled_update(len(bounded)), rows, planes,
+            self.manager.margin)
+        self._boxes = (bounded, lo, hi)
+        if not finite:  # (poses are finite: radii are not)
+            raise ValueError("broad phase: a body's bounding box is not finite")
+        self.broad.compiled_done(len(bounded), keys, m)
+        return sweep, cand
+
     def sweep(self):
         """(n,) how far each moving dynamic body may travel in one step, ``(|v| + |w| r) dt`` with
         ``r`` its bounding radius (zero for the others, and for all with :attr:`ccd` off: then a body
@@ -546,11 +635,14 @@ class World:
 
     def _collide(self, t):
         t0 = time.perf_counter()
-        sweep = self._sweep(t)
-        cand = self._broad_pairs(sweep)
-        ground = self._ground_pairs()
-        if len(ground):
-            cand = np.concatenate([cand, ground])
+        if type(self.broad) is DynamicAABBTree and len(t.bounded_rows) >= 2:
+            sweep, cand = self._tree_pairs(t)
+        else:
+            sweep = self._sweep(t)
+            cand = self._broad_pairs(sweep)
+            ground = self._ground_pairs()
+            if len(ground):
+                cand = np.concatenate([cand, ground])
         if len(cand) and t.aliased:  # a body listed twice: not with itself
             cand = cand[t.alias[cand[:, 0]] != t.alias[cand[:, 1]]]
         if len(cand) > MAX_PAIRS:  # bounded narrow-phase work (see MAX_PAIRS)

@@ -43,6 +43,7 @@ box forever.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._jit import njit
 from .._validate import MAX_COORD, as_number
@@ -679,15 +680,41 @@ class DynamicAABBTree(BroadPhase):
     def _update(self, lo, hi, rebuild):
         if rebuild:
             self._alloc(lo.shape[0])
-        counts = self._counts
-        self._keys, pairs = _update_kernel(lo, hi, self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent,
-                                           self.child, self.height, self.meta, self.free, self.margin_rel,
-                                           self.margin_abs, self.shrink, self.predict, self._moved, self._keys,
-                                           rebuild, counts)
-        n_moved, rebuilt, node_tests, tight_tests = counts.tolist()
-        self.stats = {"box_tests": node_tests + tight_tests, "reinserted": n_moved, "rebuilt": bool(rebuilt),
-                      "fat_pairs": int(self._keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
+        keys, pairs = _update_kernel(lo, hi, *self._kernel_state(rebuild))
+        self._kernel_done(keys)
         return pairs
+
+    def _kernel_state(self, rebuild):
+        """:func:`_update_kernel`'s arguments after the boxes (the tree's arrays and options, whether to
+        rebuild, the counts' array)."""
+        return (self.tight_lo, self.tight_hi, self.lo, self.hi, self.parent, self.child, self.height, self.meta,
+                self.free, self.margin_rel, self.margin_abs, self.shrink, self.predict, self._moved, self._keys,
+                rebuild, self._counts)
+
+    def _kernel_done(self, keys):
+        """Keep the fat pairs ``keys`` of :func:`_update_kernel` and its counts as :attr:`stats`."""
+        self._keys = keys
+        n_moved, rebuilt, node_tests, tight_tests = self._counts.tolist()
+        self.stats = {"box_tests": node_tests + tight_tests, "reinserted": n_moved, "rebuilt": bool(rebuilt),
+                      "fat_pairs": int(keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
+
+    def compiled_update(self, n: int) -> tuple:
+        """For a caller that runs :func:`_update_kernel` inside a compiled call of its own (the world's
+        broad phase, which computes the boxes there): the tree made ready for ``n >= 2`` boxes
+        (re-allocated when ``n`` changed), and the kernel's arguments after ``lo, hi``. Once the kernel
+        ran, hand its keys to :meth:`compiled_done`; until then the next call rebuilds."""
+        rebuild = n != self._n
+        if rebuild:
+            self._alloc(n)
+            self._n = -1  # (rebuilt by the kernel, if it runs)
+        return self._kernel_state(rebuild)
+
+    def compiled_done(self, n: int, keys: NDArray[np.int64], n_pairs: int) -> None:
+        """After :func:`_update_kernel` ran on ``n`` boxes inside the caller's compiled call: keep its fat
+        pairs ``keys``, and ``n_pairs`` pairs found, as :meth:`update` would."""
+        self._n = n
+        self._kernel_done(keys)
+        self.stats["pairs"] = int(n_pairs)
 
     def validate(self) -> None:
         """Check the tree; raise ``AssertionError`` naming the first fault.

@@ -48,14 +48,19 @@ def states(world):
 @pytest.mark.parametrize("options", [{}, {"restitution": 0.6}, {"kinematic": True}, {"warm": False},
                                      {"iterations": 3, "tolerance": 0.0}])
 def test_one_call_step_equals_composed_step(options, monkeypatch):
-    calls = []
-    kernel = dynamics_step.dynamics_step_serial
+    calls, free = [], []
+    kernel, free_kernel = dynamics_step.dynamics_step_serial, dynamics_step.dynamics_step_free
 
     def counted(*args):
         calls.append(1)
         return kernel(*args)
 
+    def counted_free(*args):
+        free.append(1)
+        return free_kernel(*args)
+
     monkeypatch.setattr(dynamics_step, "dynamics_step_serial", counted)
+    monkeypatch.setattr(dynamics_step, "dynamics_step_free", counted_free)
     worlds = []
     for _ in range(2):
         w = World(boxes(options.get("restitution"), options.get("kinematic", False)), dt=1 / 60, exact=False)
@@ -66,19 +71,21 @@ def test_one_call_step_equals_composed_step(options, monkeypatch):
     one, old = worlds[0], composed(worlds[1], narrow=False)
     touched = 0
     for step in range(150):
-        n, rows = len(calls), len(one.manager.store)  # (the step solves the contacts found by the last)
+        n, f, rows = len(calls), len(free), len(one.manager.store)  # (the step solves the contacts found by the last)
         one.step()
-        # a store of fewer than two rows goes to the composed path (one layout to compile)
-        assert len(calls) - n == (rows >= 2), f"step {step}: the path taken"
-        n = len(calls)
+        # an empty store goes to the contact-free kernel, one of a single row to the composed path (a
+        # layout of its own to compile), the others to the one call
+        assert (len(calls) - n, len(free) - f) == (int(rows >= 2), int(rows == 0)), f"step {step}: the path taken"
+        n, f = len(calls), len(free)
         old.step()
-        assert len(calls) == n, "the composed world took the one-call path"
+        assert (len(calls), len(free)) == (n, f), "the composed world took the one-call path"
         touched = max(touched, one.dynamics.stats["contact_points"])
         for a, b in zip(states(one), states(old)):
             assert np.array_equal(a, b), f"step {step}: the one-call step differs from the composed one"
         assert np.array_equal(one.manager.store.impulse, old.manager.store.impulse)
         assert one.dynamics.stats == old.dynamics.stats
     assert len(calls) >= 100  # most steps of the first world went through the one call
+    assert len(free) >= 5  # (the first steps, falling before the first contact)
     assert touched > 20  # (the scene had contacts to solve)
 
 
@@ -203,3 +210,50 @@ def test_fused_detection_equals_composed_until_all_sleep():
         asleep += all(b.sleeping for b in one.bodies if b.moves)
     assert asleep > 30 and one.manager.stats["points"] > 20  # at rest on their contacts
 
+
+
+def test_tree_broad_phase_in_one_call_equals_composed():
+    """The world's broad phase over the dynamic AABB tree runs as one compiled call (sweeps, boxes,
+    the tree, the half-spaces' pairs); a subclass of the tree takes the calls one by one. Both give the
+    same candidate pairs, tree statistics and states at every step of the jumble (half-space, hull,
+    sphere and mesh bodies)."""
+    from obbcollide.broad_phase.aabb_tree import DynamicAABBTree
+
+    class Composed(DynamicAABBTree):
+        pass  # (World._collide takes the one call for DynamicAABBTree itself only)
+
+    one, old = World(jumble(), dt=1 / 60, exact=False), World(jumble(), dt=1 / 60, exact=False)
+    assert type(one.broad) is DynamicAABBTree
+    old.broad = Composed()
+    grounds = 0
+    for step in range(90):
+        one.step()
+        old.step()
+        assert np.array_equal(one.candidate_pairs, old.candidate_pairs), f"step {step}: the candidates differ"
+        assert one.broad.stats == old.broad.stats, f"step {step}: the tree's counts differ"
+        for x, y in zip(states(one), states(old)):
+            assert np.array_equal(x, y), f"step {step}: the states differ"
+        grounds += int((one.candidate_pairs == 0).any(axis=1).sum())
+    assert grounds > 50 and len(one.candidate_pairs) > 10  # (pairs with the ground, and between bodies)
+
+
+def test_tree_broad_phase_in_one_call_names_a_non_finite_box():
+    """A body whose bounding box is not finite stops the one-call broad phase as it stops the composed
+    one, before the tree changes: the world then steps on as a twin that never met the fault."""
+    w, ref = World(boxes(), dt=1 / 60, exact=False), World(boxes(), dt=1 / 60, exact=False)
+    for _ in range(30):
+        w.step()
+        ref.step()
+    good = w.table.root_half.copy()
+    w.table.root_half[3] = np.inf
+    with pytest.raises(ValueError, match="bounding box is not finite"):
+        w._collide(w.table)
+    w.table.root_half[:] = good
+    for step in range(30):
+        w.step()
+        ref.step()
+        assert np.array_equal(w.candidate_pairs, ref.candidate_pairs), f"step {step}: the candidates differ"
+        for x, y in zip(states(w), states(ref)):
+            assert np.array_equal(x, y), f"step {step}: the states differ"
+    w.broad.validate()
+    assert len(w.candidate_pairs) > 5
