@@ -352,6 +352,9 @@ def _put_impulses(mrow, slot, impulse, out):
             out[mrow[k], slot[k], c] = impulse[k, c]
 
 
+_ONE_CALL = [None]  # app.world.dynamics_step.one_call_step, once imported (Dynamics._one_call)
+
+
 class Dynamics:
     """Gravity, contact response and integration of the dynamic bodies.
 
@@ -485,9 +488,14 @@ class Dynamics:
         """:meth:`step` as one compiled call (:func:`app.world.dynamics_step.dynamics_step_serial`,
         the same kernels in the same order) when the solve would run on one thread and no mouse joint
         holds a body; returns whether it ran."""
-        from .dynamics_step import one_call_step  # (that module imports this one)
+        if self.grab is not None:
+            return False
+        one_call = _ONE_CALL[0]
+        if one_call is None:  # (imported at the first step: that module imports this one)
+            from .dynamics_step import one_call_step as one_call
 
-        return self.grab is None and one_call_step(self, table, store, dt)
+            _ONE_CALL[0] = one_call
+        return one_call(self, table, store, dt)
 
     def _rows(self, table, store, where, x):
         """The contact points touching an awake dynamic body, as :class:`ContactRows` (island by
