@@ -27,6 +27,23 @@ OUT_DYNAMIC, OUT_SLEEPING, OUT_POINTS, OUT_ITERATIONS, OUT_ISLANDS = range(5)
 
 
 @njit(cache=True)
+def _begin(keys, count, depths, impulse, motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity,
+           dt, lin, ang, still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping,
+           out):
+    """The start of a step: the sleeping islands (:func:`app.world.dynamics._islands`), then gravity and
+    damping on the awake bodies (:func:`~app.world.dynamics._begin_kernel`); ``out`` zeroed but for its
+    counts of awake and sleeping dynamic bodies. Returns ``where, idx, x, inv_i, inv_m, v, w``."""
+    _dyn._islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
+                  sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping)
+    where = np.empty(motion.shape[0], np.int64)
+    idx, x, inv_i, inv_m, v, w, asleep = _dyn._begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass,
+                                                            velocity, spin, gravity, dt, lin, ang, where)
+    out[:] = 0
+    out[OUT_DYNAMIC], out[OUT_SLEEPING] = idx.shape[0], asleep
+    return where, idx, x, inv_i, inv_m, v, w
+
+
+@njit(cache=True)
 def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity, dt, lin, ang,
                          keys, count, normal, points_a, points_b, depths, impulse, root_center, friction, restitution,
                          default_friction, default_restitution, iterations, beta, slop, bounce_threshold, warm,
@@ -61,13 +78,10 @@ def dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, vel
     out : (5,) int64
         Receives the counts named by ``OUT_*``.
     """
-    _dyn._islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
-                  sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping)
-    where = np.empty(motion.shape[0], np.int64)
-    idx, x, inv_i, inv_m, v, w, asleep = _dyn._begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass,
-                                                            velocity, spin, gravity, dt, lin, ang, where)
-    out[:] = 0
-    out[OUT_DYNAMIC], out[OUT_SLEEPING] = idx.shape[0], asleep
+    where, idx, x, inv_i, inv_m, v, w = _begin(keys, count, depths, impulse, motion, sleeping, pose, com, inv_inertia,
+                                               inv_mass, velocity, spin, gravity, dt, lin, ang, still, grab,
+                                               sleep_time, sleep_speed, sleep_spin, settle_speed, settle_spin,
+                                               settle_damping, out)
     if idx.shape[0] == 0:
         return
     pv, pw = np.zeros_like(v), np.zeros_like(w)
@@ -101,15 +115,11 @@ def dynamics_step_free(motion, sleeping, pose, com, inv_inertia, inv_mass, veloc
     order. Its own kernel because an empty store's columns are contiguous arrays to numba, and the
     store's columns otherwise strided views of one record array (so ``dynamics_step_serial``, minutes
     to compile, is compiled for those only)."""
-    keys, count = np.zeros((0, 5), np.int64), np.zeros(0, np.int64)
-    depths, impulse = np.zeros((0, 4)), np.zeros((0, 4, 3))
-    _dyn._islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time,
-                  sleep_speed, sleep_spin, settle_speed, settle_spin, settle_damping)
-    where = np.empty(motion.shape[0], np.int64)
-    idx, x, inv_i, inv_m, v, w, asleep = _dyn._begin_kernel(motion, sleeping, pose, com, inv_inertia, inv_mass,
-                                                            velocity, spin, gravity, dt, lin, ang, where)
-    out[:] = 0
-    out[OUT_DYNAMIC], out[OUT_SLEEPING] = idx.shape[0], asleep
+    none = np.zeros((0, 4))  # (the store's columns, empty)
+    _, idx, x, _, _, v, w = _begin(np.zeros((0, 5), np.int64), np.zeros(0, np.int64), none, np.zeros((0, 4, 3)),
+                                   motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, gravity, dt,
+                                   lin, ang, still, grab, sleep_time, sleep_speed, sleep_spin, settle_speed,
+                                   settle_spin, settle_damping, out)
     if idx.shape[0] == 0:
         return
     _dyn._end_kernel(idx, pose, com, x, v, w, np.zeros_like(v), np.zeros_like(w), dt, velocity, spin)
