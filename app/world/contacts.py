@@ -30,10 +30,12 @@ convex pieces against a static triangle mesh) take
 one before the hull batch (:func:`_detect_begin`: the sort, the mid phase,
 the half-space batches and the hull batch's arguments, into scratch arrays
 kept from step to step) and one after it (:func:`_detect_end`: the hull
-rows, the join with last step's rows and the events), so a small scene does
-not pay for a dozen calls, their arguments and the arrays they return; its
-twin :meth:`ContactManager._update_composed` makes every call from Python, and
-the tests hold the two equal bit for bit.
+rows, the join with last step's rows and the touching pairs), or from one
+(:func:`_detect_whole`: both, and the hull batch's serial driver between
+them) when the batch runs on one thread and no pair takes a rarer route, so
+a small scene does not pay for a dozen calls, their arguments and the arrays
+they return; its twin :meth:`ContactManager._update_composed` makes every
+call from Python, and the tests hold the two equal bit for bit.
 
 Mid phase: a body made of several convex pieces passes only the piece pairs
 whose world AABBs (expanded by the contact margin) overlap to the narrow
@@ -576,7 +578,8 @@ def _detect_whole(pairs, motion, sleeping, shape_count, old_words, n, sweep, mar
         core, plane, core_points, core_starts, core_radius, apart, hull_inputs, active, kept, words, margins, ga, gb,
         route, order, bounds, ia, pa, ib, pb, mg, caches)
     h = bounds[_R_HULL + 1] - bounds[_R_HULL]
-    stop = need != 0 or bad >= 0 or bounds[_ROUTES] > bounds[_R_BALL] or (h > 0 and not hull_inputs) or h >= serial_below
+    stop = (need != 0 or bad >= 0 or bounds[_ROUTES] > bounds[_R_BALL] or (h > 0 and not hull_inputs)
+            or h >= serial_below)
     if not stop and m == 0 and not gone:
         stop = True  # (all at rest when every old row is kept: the caller keeps the store)
         for r in range(old_words.shape[0]):
@@ -585,9 +588,9 @@ def _detect_whole(pairs, motion, sleeping, shape_count, old_words, n, sweep, mar
                 break
     if not stop and h:
         row, st = _hull_batch._collide_pairs_serial(
-            V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes, box_f, box_i, ia[:h], pa[:h], ib[:h],
-            pb[:h], mg[:h], caches[:h], count[:h], normal[:h], points_a[:h], points_b[:h], depths[:h], ids[:h],
-            kinds[:h], tests[:h], sat_depth[:h], cache_first, 1)
+            V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes, box_f, box_i, ia[:h], pa[:h],
+            ib[:h], pb[:h], mg[:h], caches[:h], count[:h], normal[:h], points_a[:h], points_b[:h], depths[:h],
+            ids[:h], kinds[:h], tests[:h], sat_depth[:h], cache_first, 1)
         stop = st != 0
     if stop:
         none = np.zeros(0, np.int64)
@@ -775,9 +778,11 @@ class ContactManager:
             self._update_composed(bodies, table, info, pairs, sweep)
 
     def _update_fused(self, bodies, table, info, pairs, sweep):
-        """:meth:`update` in two compiled calls around the batches (:func:`_detect_begin`,
-        :func:`_detect_end`): the same kernels as :meth:`_update_composed`, in the same order, without
-        the Python between them (the stores, the arguments, the dispatch of each call)."""
+        """:meth:`update` in one compiled call (:func:`_detect_whole`) when the hull batch runs on one
+        thread and every pair goes to the hull or half-space batches, else in two around the batches
+        (:func:`_detect_begin`, :func:`_detect_end`): the same kernels as :meth:`_update_composed`, in
+        the same order, without the Python between them (the stores, the arguments, the dispatch of
+        each call). No call at all when there is no candidate pair and no row to keep."""
         n = len(bodies)
         old = self.store
         if not len(pairs) and not len(old) and not self._gone:  # nothing near, nothing kept: no call

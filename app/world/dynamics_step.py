@@ -8,7 +8,8 @@ calls' fixed costs (argument checks, boxing the returned arrays, the Python in b
 tenth of the step. :func:`dynamics_step_serial` calls the same kernels in the same order from
 compiled code, so the results are the same bit for bit; the world takes it when the solve
 would run serially anyway (fewer contact points than the solver's threads ask for, and no
-mouse joint), and the composed path otherwise.
+mouse joint), and the composed path otherwise. A step without contacts (bodies falling free,
+or all apart) takes :func:`dynamics_step_free`, the same kernels less the contact ones.
 """
 
 import inspect
