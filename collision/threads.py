@@ -163,11 +163,9 @@ class ThreadChoice:
 
     def runs(self, k: int) -> int:
         """How many runs (threads) a batch of ``k`` items gets now: 1 means the serial driver."""
+        if k < self.serial_below():  # too small for threads (and no numba call), or forced serial
+            return 1
         mode = _FORCED[0]
-        if mode is None and k < 2 * self.min_per_thread:  # too small for threads (and no numba call)
-            return 1
-        if mode == "serial":
-            return 1
         if mode == "threaded":
             return max(1, min(get_num_threads(), k))
         n = self.eligible(k, get_num_threads())

@@ -136,9 +136,9 @@ def one_call_step(dyn, table, store, dt):
     serially (:data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`);
     returns whether it ran (False: the caller composes the step).
 
-    A store of fewer than two rows is left to the composed path: its columns, views of one record
-    array, are then C-contiguous to numba, and strided otherwise, so this kernel (minutes to
-    compile) would be compiled for both layouts."""
+    An empty store takes :func:`dynamics_step_free`. A store of one row is left to the composed
+    path: its columns, views of one record array, are then C-contiguous to numba, and strided
+    otherwise, so this kernel (minutes to compile) would be compiled for both layouts."""
     st = table.state
     if not len(store):
         out = np.zeros(5, np.int64)

@@ -124,8 +124,9 @@ def _ground_reaching(lo, hi, rows, motion, planes_row, planes, pose, margin, out
     """:func:`_reaching` for every half-space at once: ``planes_row[p]`` is the body row of half-space
     ``p`` and ``planes[p]`` its local normal and offset ``(n, d)``; in the world its normal is
     ``R n`` and its offset ``d + (R n) . t`` (the body's pose ``R, t``), and a moving body is paired
-    with it when its box reaches down to that offset plus ``margin``. ``out[:k]``: the pairs, plane
-    by plane (lower row first); returns ``k``."""
+    with it when its box reaches down to that offset plus ``margin``. ``out[:k]``: the pairs (lower
+    row first), plane by plane, or with several half-spaces each pair once, sorted (two may pair with
+    the same body); returns ``k``."""
     k = 0
     n = np.empty(3)
     for p in range(planes_row.shape[0]):
@@ -134,6 +135,12 @@ def _ground_reaching(lo, hi, rows, motion, planes_row, planes, pose, margin, out
             n[a] = pose[g, a, 0] * planes[p, 0] + pose[g, a, 1] * planes[p, 1] + pose[g, a, 2] * planes[p, 2]
         level = (planes[p, 3] + (n[0] * pose[g, 0, 3] + n[1] * pose[g, 1, 3] + n[2] * pose[g, 2, 3])) + margin
         k += _reaching(lo, hi, rows, motion, g, n, level, out[k:])
+    if planes_row.shape[0] > 1 and k:
+        m = motion.shape[0]
+        code = np.unique(out[:k, 0] * m + out[:k, 1])
+        k = code.shape[0]
+        for r in range(k):
+            out[r, 0], out[r, 1] = code[r] // m, code[r] % m
     return k
 
 
@@ -209,11 +216,6 @@ def _tree_broad_phase(motion, sleeping, velocity, spin, radius, dt, ccd, pose, c
         return True, keys, pairs, pairs.shape[0]
     ground = np.empty((rows.shape[0] * p, 2), np.int64)
     k = _ground_reaching(lo, hi, rows, motion, planes_row, planes, pose, margin, ground)
-    if p > 1 and k:  # several half-spaces may pair with the same body (World._ground_pairs)
-        code = np.unique(ground[:k, 0] * n + ground[:k, 1])
-        k = code.shape[0]
-        for r in range(k):
-            ground[r, 0], ground[r, 1] = code[r] // n, code[r] % n
     out = np.empty((pairs.shape[0] + k, 2), np.int64)
     out[:pairs.shape[0]] = pairs
     out[pairs.shape[0]:] = ground[:k]
@@ -598,12 +600,7 @@ class World:
             return np.zeros((0, 2), np.int64)
         out = np.empty((len(bounded) * len(rows), 2), np.int64)
         k = _ground_reaching(lo, hi, bounded, t.motion, rows, planes, t.state.pose, self.manager.margin, out)
-        if len(rows) == 1:
-            return out[:k]
-        pairs = out[:k]  # several half-spaces may pair with the same body
-        n = len(self.bodies)
-        code = np.unique(pairs[:, 0] * n + pairs[:, 1])
-        return np.stack([code // n, code % n], axis=1)
+        return out[:k]
 
     def _ground_planes(self, t):
         """The half-spaces of the unbounded bodies: ``(rows (p,) int64, planes (p, 4))``, each one's body
