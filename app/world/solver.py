@@ -379,7 +379,12 @@ def _sweeps_two(vel, w, inv_m, ia, ib, p, friction, impulse, target, iterations,
     one island's point while the other's waits on its last result (a point is a chain of dependent
     arithmetic; measured 10% faster than one island after the other on falling boxes and U shapes).
     The islands share no body, so each gets exactly what :func:`_sweeps` gives it; ``done (2,)`` gets
-    their iteration counts."""
+    their iteration counts.
+
+    Two more ways were measured and left, both giving the same numbers bit for bit: four islands in
+    turns (the landing pile of 100 boxes, 385 points in 25 islands: 154-166 us against 153-157 us for
+    two), and a body pair's velocities held in registers across its run of points instead of read
+    and written per point (230 us either way)."""
     n1, n2 = s1 - s0, u1 - u0
     both = min(n1, n2)
     c1 = c2 = 0.0
