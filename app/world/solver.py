@@ -198,6 +198,25 @@ def _along(p, c, d, va, wa, vb, wb):
 
 
 @njit(cache=True, inline="always")
+def _along_a(p, c, d, va, wa):
+    """:func:`_along` when B has infinite mass (``vb = wb = 0``): the same sums less the terms that are
+    zero, so the same value (only a zero's sign can differ)."""
+    o = 3 * d
+    x = ((0.0 - va[0]) * p[c, _U + o] + (0.0 - va[1]) * p[c, _U + o + 1]) + (0.0 - va[2]) * p[c, _U + o + 2]
+    z = (wa[0] * p[c, _JA + o] + wa[1] * p[c, _JA + o + 1]) + wa[2] * p[c, _JA + o + 2]
+    return p[c, _KINV + d] + (x + (0.0 - z))
+
+
+@njit(cache=True, inline="always")
+def _along_b(p, c, d, vb, wb):
+    """:func:`_along` when A has infinite mass (``va = wa = 0``)."""
+    o = 3 * d
+    x = (vb[0] * p[c, _U + o] + vb[1] * p[c, _U + o + 1]) + vb[2] * p[c, _U + o + 2]
+    y = (wb[0] * p[c, _JB + o] + wb[1] * p[c, _JB + o + 1]) + wb[2] * p[c, _JB + o + 2]
+    return p[c, _KINV + d] + (x + y)
+
+
+@njit(cache=True, inline="always")
 def _push(p, c, ma, mb, lam, va, wa, vb, wb):
     """The velocities after a normal impulse ``lam`` at point ``c``: A pushed back, B forward."""
     n = _get(p, c, _U)
@@ -299,7 +318,10 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     """Point ``c``'s friction then normal impulse, its bodies' velocities read and written back;
     returns ``change`` grown by the relative velocity change of its impulses (``lambda`` / effective
     mass), which the caller compares with ``tolerance`` (only whether a pair of sweeps' largest
-    exceeds it is read, so once one does the point need not divide: the same iterations run)."""
+    exceeds it is read, so once one does the point need not divide: the same iterations run).
+    A point with one dynamic body (on the ground, on a kinematic body) goes to :func:`_point_one`."""
+    if ia[c] < 0 or ib[c] < 0:
+        return _point_one(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, tolerance)
     a, b = ia[c], ib[c]
     va, wa = _load(vel, w, a)
     vb, wb = _load(vel, w, b)
@@ -334,6 +356,62 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
     _store(vel, w, a, va, wa)
     _store(vel, w, b, vb, wb)
+    return change
+
+
+@njit(cache=True, inline="always")
+def _point_one(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, tolerance):
+    """:func:`_point` for a point with one dynamic body, the other of infinite mass (its velocity
+    and spin read as zeros by :func:`_point`, its ``_MA`` or ``_MB`` columns zero, its motion in
+    ``_KINV``): the same arithmetic less the products with those zeros and the other body's
+    updates, which leave it at zero, so the same impulses and velocities bit for bit (but for a
+    zero's sign). A box resting on the ground is four such points; on a falling pile's first
+    layer they were a fifth off the velocity iterations (55 us against 45 for 25 boxes)."""
+    on_a = ia[c] >= 0
+    d = ia[c] if on_a else ib[c]
+    vd, wd = v.row(vel, d), v.row(w, d)
+    md = inv_m[d]
+    limit = friction[c] * impulse[c, 0]
+    old1, old2 = impulse[c, 1], impulse[c, 2]
+    if on_a:
+        new1 = old1 - p[c, _MASS + 1] * _along_a(p, c, 1, vd, wd)
+        new2 = old2 - p[c, _MASS + 2] * _along_a(p, c, 2, vd, wd)
+    else:
+        new1 = old1 - p[c, _MASS + 1] * _along_b(p, c, 1, vd, wd)
+        new2 = old2 - p[c, _MASS + 2] * _along_b(p, c, 2, vd, wd)
+    length2 = new1 * new1 + new2 * new2
+    if length2 > limit * limit:
+        s = limit / math.sqrt(length2)
+        new1 *= s
+        new2 *= s
+    impulse[c, 1] = new1
+    impulse[c, 2] = new2
+    l1, l2 = new1 - old1, new2 - old2
+    lin = v.add(v.scale(_get(p, c, _U + 3), l1), v.scale(_get(p, c, _U + 6), l2))
+    if on_a:
+        vd = v.madd(vd, lin, -md)
+        wd = v.sub(wd, v.add(v.scale(_get(p, c, _MA + 3), l1), v.scale(_get(p, c, _MA + 6), l2)))
+        along = _along_a(p, c, 0, vd, wd)
+    else:
+        vd = v.madd(vd, lin, md)
+        wd = v.add(wd, v.add(v.scale(_get(p, c, _MB + 3), l1), v.scale(_get(p, c, _MB + 6), l2)))
+        along = _along_b(p, c, 0, vd, wd)
+    old = impulse[c, 0]
+    new = max(old + p[c, _MASS] * (target[c] - along), 0.0)
+    impulse[c, 0] = new
+    lam = new - old
+    if change <= tolerance:
+        for k, dl in ((0, lam), (1, l1), (2, l2)):
+            if p[c, _MASS + k] > 0.0:
+                change = max(change, abs(dl) / p[c, _MASS + k])
+    if on_a:
+        vd = v.madd(vd, _get(p, c, _U), -md * lam)
+        wd = v.madd(wd, _get(p, c, _MA), -lam)
+    else:
+        vd = v.madd(vd, _get(p, c, _U), md * lam)
+        wd = v.madd(wd, _get(p, c, _MB), lam)
+    v.store(vel, d, vd)
+    v.store(w, d, wd)
     return change
 
 

@@ -234,3 +234,41 @@ def test_islands_side_by_side_equal_one_at_a_time(seed, tolerance, held):
         assert done.min() >= 2
     if held:
         assert not np.array_equal(results[0][4], joint0)  # the joint was solved with its island
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("tolerance", [0.0, 0.3])
+def test_one_body_points_equal_a_row_of_infinite_mass(seed, tolerance):
+    """A point whose other body has infinite mass (row -1: the ground, a kinematic body) takes the
+    solver's one-body path (_point_one), which leaves out the products with that body's zero
+    velocities. Its twin: the same points with that side a real body row of zero velocity, zero
+    inverse mass and inertia, which the general path solves with every product. Every velocity,
+    impulse and iteration count of the dynamic bodies must be equal, on islands whose one-body
+    points have the static body as A and as B."""
+    from app.world import solver as S
+
+    ia, ib, starts, p, inv_m, inv_i, depth, friction, restitution, vel0, w0, imp0 = random_islands(seed, 21)
+    rng = np.random.default_rng(seed + 10)
+    flip = (ia < 0) & (rng.random(len(ia)) < 0.5)  # half of them with the static body as B
+    ia[flip], ib[flip] = ib[flip], -1
+    p = p.copy()
+    p[ia < 0, S._MA:S._MA + 9] = 0.0  # an infinite mass turns no impulse into a velocity
+    p[ib < 0, S._MB:S._MB + 9] = 0.0
+    assert (ia < 0).sum() > 20 and (ib < 0).sum() > 20
+    nb = len(inv_m)
+    results = []
+    for twin in (False, True):
+        a, b = ia.copy(), ib.copy()
+        vel, w, imp = np.vstack([vel0, np.zeros((1, 3))]), np.vstack([w0, np.zeros((1, 3))]), imp0.copy()
+        m, i = np.append(inv_m, 0.0), np.concatenate([inv_i, np.zeros((1, 3, 3))])
+        if twin:
+            a[a < 0] = nb  # the extra row, at rest, of infinite mass
+            b[b < 0] = nb
+        done = np.zeros(len(starts) - 1, np.int64)
+        S._solve_islands_serial(vel, w, m, i, a, b, p, depth, friction, restitution, imp, 1 / 60, 10, 0.5, True,
+                                tolerance, starts, done, -1, np.zeros(1))
+        results.append((vel, w, imp, done))
+    (v1, w1, i1, d1), (v2, w2, i2, d2) = results
+    assert np.array_equal(v1, v2) and np.array_equal(w1, w2) and np.array_equal(i1, i2) and np.array_equal(d1, d2)
+    assert not np.any(v2[nb]) and not np.any(w2[nb])  # the twin's extra row never moved
+    assert not np.array_equal(v1[:nb], vel0)  # (impulses were applied)
