@@ -1,7 +1,7 @@
 """Rigid-body dynamics: step time of falling and settling boxes and concave bodies against pybullet, one run, medians.
 
 Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]
-[--scene box100|box1000|u|mesh]``
+[--scene box100|box1000|u|mesh] [--steps]``
 
 Scenes (issue 7's benchmark), the same for both contenders:
 
@@ -90,6 +90,14 @@ The half-space ground is paired with every moving body each step (it has no
 AABB), one ``collide_shapes`` call per body from Python; ``--ground box``
 puts the ground through the broad phase and the batched hull kernel instead,
 so only the bodies near it are paired.
+
+``--steps`` adds table [5], the fall window step by step: both engines' step times and the
+contact points each solved in that step (ours: the points the dynamics took; pybullet:
+``getContactPoints`` after its step, counted outside the timed calls), in runs of steps with
+similar counts. It shows where the window's median falls: in free fall, while a layer rests on
+the ground, while the next lands. (Our contacts are speculative: a pair gets its manifold, all
+of its points, up to a step before the bodies meet; pybullet's box-on-plane manifold starts
+with one point and gains more over the following steps.)
 
 If the N = 1000 run of ours would take longer than ``--budget`` seconds of
 wall time (projected after the first simulated second), both simulations stop
@@ -425,9 +433,11 @@ def one_thread_step(w):
         numba.set_num_threads(threads)
 
 
-def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, single=False):
+def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, single=False, points=False):
     """Step both simulations in turn (and, with ``single``, a second world of ours on one thread);
-    returns a result dict (times in s, per step)."""
+    returns a result dict (times in s, per step). With ``points``, each step's contact points of
+    both engines are counted too, after the timed calls: ours solved by the step's dynamics,
+    pybullet's ``getContactPoints`` after its step."""
     starts = grid(n, spacing)
     t_build = time.perf_counter()
     w = our_world(kind, starts, ground)
@@ -437,6 +447,7 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
     steps = int(round(seconds / DT))
     per_second = int(round(1.0 / DT))
     ours, ours1, theirs, broad, narrow = [], [], [], [], []
+    pts_ours, pts_theirs = [], []
     capped = None
     t_start = time.perf_counter()
     k = 0
@@ -454,6 +465,9 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
             t0 = time.perf_counter()
             pb.stepSimulation(physicsClientId=bullet[0])
             theirs.append(time.perf_counter() - t0)
+        if points:
+            pts_ours.append(w.dynamics.stats["contact_points"])
+            pts_theirs.append(len(pb.getContactPoints(physicsClientId=bullet[0])) if bullet is not None else 0)
         k += 1
         if budget is not None and k == per_second and capped is None:
             spent = time.perf_counter() - t_start
@@ -474,6 +488,7 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
            "phases": {name: (x[fall], x[settled]) for name, x in
                       (("broad", broad), ("narrow", narrow), ("dynamics", dyn), ("rest", rest))},
            "contacts": (w.stats["candidates"], w.stats["manifolds"], w.stats["points"]),
+           "points": (pts_ours[fall], pts_theirs[fall]) if points else None,
            "state_ours": our_state(w),
            "state_bullet": bullet_state(*bullet) if bullet is not None else None}
     return out
@@ -537,6 +552,31 @@ def report_times(results):
             extra = "   " + " / ".join(map(str, r["contacts"])) if win == 1 else ""
             print(f"  {name:16s}{window:>10s}" + "".join(f"{x:>9.2f}" for x in ph[:2]) + f"{ph[2]:>10.2f}"
                   + f"{ph[3]:>8.2f}{stats(r['ours'][win])[0]:>9.2f}" + extra)
+
+
+def report_steps(results):
+    """The fall step by step: where the window's median comes from. Each step's time of both engines
+    and the contact points each solved in it; steps are grouped into runs whose point counts stay
+    within 10% on both sides (a layer landing, resting, the next one landing)."""
+    print("\n[5] the fall step by step (--steps): ms per step and contact points solved; ratio = ours / pybullet")
+    for r in results:
+        if r["points"] is None or r["theirs"] is None:
+            continue
+        ours, theirs = np.asarray(r["ours"][0]) * 1e3, np.asarray(r["theirs"][0]) * 1e3
+        po, pt = r["points"]
+        print(f"  {label(r)}: median ours {np.median(ours):.3f}, pybullet {np.median(theirs):.3f}; "
+              f"steps with contact points: ours {int(np.count_nonzero(po))}, pybullet {int(np.count_nonzero(pt))}")
+        print(f"  {'steps':>9s}{'ours':>9s}{'pybullet':>10s}{'ratio':>7s}{'points ours':>13s}{'pybullet':>10s}")
+        k = 0
+        while k < len(ours):
+            e = k + 1  # a run of steps with a similar count of points on both sides (within 10%)
+            while (e < len(ours) and abs(po[e] - po[k]) <= 0.1 * max(po[k], 1)
+                   and abs(pt[e] - pt[k]) <= 0.1 * max(pt[k], 1)):
+                e += 1
+            o, t = float(np.median(ours[k:e])), float(np.median(theirs[k:e]))
+            print(f"  {f'{k}-{e - 1}':>9s}{o:>9.3f}{t:>10.3f}{o / t:>6.2f}x{int(np.median(po[k:e])):>13d}"
+                  f"{int(np.median(pt[k:e])):>10d}")
+            k = e
 
 
 def count(n):
@@ -605,6 +645,8 @@ def main():
                     help="run only this scene (its full row; default: all of them)")
     ap.add_argument("--threads", type=int, default=None,
                     help="numba threads for ours (default: all cores; pybullet's step is single-threaded)")
+    ap.add_argument("--steps", action="store_true",
+                    help="also print the fall step by step, with both engines' contact points (table [5])")
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="run every scene again with N busy processes (Python spin loops) beside both engines, "
                          "and compare (table [4])")
@@ -660,7 +702,8 @@ def main():
             print(f"{cond}: {busy} busy process(es) beside the engines, load average {load:.2f}")
             results = []
             for kind, n, seconds, budget, spacing in plan:
-                r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing, single=single)
+                r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing, single=single,
+                        points=args.steps and not busy)
                 print(f"  ran {n} {kind}: {r['seconds']:g} s simulated in {r['wall']:.1f} s wall (all), "
                       f"ours built in {r['build']:.1f} s")
                 results.append(r)
@@ -680,6 +723,8 @@ def main():
     profile_step(big["world"])
     if single:
         report_load(runs)
+    if args.steps:
+        report_steps(results)
     for _, _, results in runs:
         for r in results:
             if r["bullet"] is not None:
