@@ -196,7 +196,7 @@ def _step_frames(session, frames):
         session.hud_lines()
 
 
-def exercise(world, seconds=1.0, interact=True):
+def exercise(world, seconds=1.0, interact=True, hold=False):
     """Run a copy of ``world`` as the viewer would, drawing every overlay; the world is not touched.
 
     Parameters
@@ -208,6 +208,13 @@ def exercise(world, seconds=1.0, interact=True):
         Also what a person does: pick a body, drag it, move and turn it with
         the keys, throw a ball, switch through every broad phase, turn
         continuous detection off and on, pause and single-step, reset.
+    hold : bool
+        Also (without the rest of ``interact``) what a person's first drag
+        reaches: a click on each body (the picking's ray casts, up to 64
+        bodies), then a dynamic body held by the mouse joint for two frames,
+        one that touches something if any does (a step with the joint solves
+        the contacts through kernels a step without one does not call,
+        :meth:`app.world.dynamics.Dynamics.step`).
     """
     from .world.dynamics import Dynamics
     from .viewer.session import OVERLAYS, Session
@@ -227,9 +234,27 @@ def exercise(world, seconds=1.0, interact=True):
     s.selected = next((k for k, b in enumerate(bodies) if not b.unbounded), 0)  # traversal and axis overlays
     frames = max(1, int(round(seconds / FRAME)))
     _step_frames(s, frames)
+    moving = [k for k, b in enumerate(bodies) if Dynamics.moves(b)]
+    if hold and not interact and moving:
+        for b in bodies[:64]:  # a click on each body: the ray casts of the picking, one kernel per kind of shape
+            if not b.unbounded:
+                s.pick(*s.camera.project(b.world_center()))
+        # Bodies still in the air: steps (not drawn) until one lands and the contact store holds two
+        # manifolds or more (its columns, views of one record array, are strided then, and contiguous
+        # for one manifold: numba keeps a kernel per layout), 2 s at most.
+        for _ in range(120):
+            store = world.manager.store
+            touching = {int(i) for i in store.keys[:, :2].ravel()}  # (the bodies of manifolds)
+            if len(store) >= 2 and any(k in touching for k in moving):
+                break
+            world.step()
+        body = bodies[next((k for k in moving if k in touching), moving[0])]
+        centre = body.world_center()
+        world.dynamics.grab_body(body, centre, centre + (0.05, 0.05, 0.0))  # (what a drag of the mouse sets)
+        _step_frames(s, 2)
+        world.dynamics.release()
     if not interact:
         return
-    moving = [k for k, b in enumerate(bodies) if Dynamics.moves(b)]
     still = [k for k, b in enumerate(bodies) if not Dynamics.moves(b) and not b.unbounded]
     for k in dict.fromkeys(moving[:1] + moving[-1:] + still[:1]):  # a click, a drag (dynamic: held by the mouse)
         x, y = s.camera.project(bodies[k].world_center())
@@ -275,11 +300,18 @@ def exercise(world, seconds=1.0, interact=True):
 def warm_up_world(world, progress=None, seconds=0.5):
     """Compile what ``world`` needs to run and be drawn, on a copy (the world is not touched).
 
-    One frame first: when it compiles nothing the cache is warm and that is
-    all (the cost of one frame). Otherwise the copy runs ``seconds`` of frames
-    with every overlay drawn, so the kernels of contacts that start a little
-    later are compiled here too, not in the middle of the scene. A failure
-    here is only logged: the world's own frames will meet it and say so.
+    One frame first, then a body held by the mouse for two frames: when that
+    compiles nothing the cache is warm and that is all (the cost of three
+    frames). Otherwise the copy runs ``seconds`` of frames with every overlay
+    drawn, so the kernels of contacts that start a little later are compiled
+    here too, not in the middle of the scene. A failure here is only logged:
+    the world's own frames will meet it and say so.
+
+    With a warm cache the held body still matters: numba loads a cached kernel
+    into the process at its first call (tens of milliseconds each), and the
+    kernels of a step with the mouse joint were loaded in the first frame of
+    the first drag: measured in the `stacks` scene, that frame took 113 ms
+    against 7 for the next ones. Held here, they load in the loader's thread.
 
     Returns
     -------
@@ -288,9 +320,9 @@ def warm_up_world(world, progress=None, seconds=0.5):
     """
     with CompileWatch(progress) as watch:
         try:
-            exercise(world, FRAME, interact=False)
+            exercise(world, FRAME, interact=False, hold=True)
             if watch.count:
-                exercise(world, seconds, interact=False)
+                exercise(world, seconds, interact=False, hold=True)
         except Exception as exc:  # never lose a loaded scene to its warm-up
             log.warning("warming up the scene failed (%s: %s)", type(exc).__name__, exc)
     if watch.count:
