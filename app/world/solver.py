@@ -311,6 +311,29 @@ def _warm_range(vel, w, inv_m, ia, ib, p, depth, impulse, dt, warm, s0, s1, targ
             impulse[c, 0] = impulse[c, 1] = impulse[c, 2] = 0.0
 
 
+@njit(cache=True, inline="always")
+def _clamped(limit, new1, new2):
+    """The two tangent impulses clamped to the friction disc of radius ``limit`` (the Coulomb cone's
+    cross-section), their direction kept."""
+    length2 = new1 * new1 + new2 * new2
+    if length2 > limit * limit:
+        s = limit / math.sqrt(length2)
+        new1 *= s
+        new2 *= s
+    return new1, new2
+
+
+@njit(cache=True, inline="always")
+def _changed(p, c, change, tolerance, lam, l1, l2):
+    """``change`` grown by point ``c``'s impulses over their effective masses (once it exceeds
+    ``tolerance`` it is not grown further: only whether it does is read)."""
+    if change <= tolerance:
+        for d, dl in ((0, lam), (1, l1), (2, l2)):
+            if p[c, _MASS + d] > 0.0:
+                change = max(change, abs(dl) / p[c, _MASS + d])
+    return change
+
+
 # Inlined into the (borrowing) sweep kernels below, which count no references: compiled inside them,
 # the two points of _sweeps_two are one stretch of code the processor overlaps.
 @njit(cache=True, inline="always")
@@ -330,13 +353,8 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
     limit = friction[c] * impulse[c, 0]
     old1, old2 = impulse[c, 1], impulse[c, 2]
-    new1 = old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb)
-    new2 = old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb)
-    length2 = new1 * new1 + new2 * new2
-    if length2 > limit * limit:
-        s = limit / math.sqrt(length2)
-        new1 *= s
-        new2 *= s
+    new1, new2 = _clamped(limit, old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb),
+                          old2 - p[c, _MASS + 2] * _along(p, c, 2, va, wa, vb, wb))
     impulse[c, 1] = new1
     impulse[c, 2] = new2
     l1, l2 = new1 - old1, new2 - old2
@@ -349,10 +367,7 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     new = max(old + p[c, _MASS] * (target[c] - _along(p, c, 0, va, wa, vb, wb)), 0.0)
     impulse[c, 0] = new
     lam = new - old
-    if change <= tolerance:
-        for d, dl in ((0, lam), (1, l1), (2, l2)):
-            if p[c, _MASS + d] > 0.0:
-                change = max(change, abs(dl) / p[c, _MASS + d])
+    change = _changed(p, c, change, tolerance, lam, l1, l2)
     va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
     _store(vel, w, a, va, wa)
     _store(vel, w, b, vb, wb)
@@ -374,16 +389,11 @@ def _point_one(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, t
     limit = friction[c] * impulse[c, 0]
     old1, old2 = impulse[c, 1], impulse[c, 2]
     if on_a:
-        new1 = old1 - p[c, _MASS + 1] * _along_a(p, c, 1, vd, wd)
-        new2 = old2 - p[c, _MASS + 2] * _along_a(p, c, 2, vd, wd)
+        new1, new2 = _clamped(limit, old1 - p[c, _MASS + 1] * _along_a(p, c, 1, vd, wd),
+                              old2 - p[c, _MASS + 2] * _along_a(p, c, 2, vd, wd))
     else:
-        new1 = old1 - p[c, _MASS + 1] * _along_b(p, c, 1, vd, wd)
-        new2 = old2 - p[c, _MASS + 2] * _along_b(p, c, 2, vd, wd)
-    length2 = new1 * new1 + new2 * new2
-    if length2 > limit * limit:
-        s = limit / math.sqrt(length2)
-        new1 *= s
-        new2 *= s
+        new1, new2 = _clamped(limit, old1 - p[c, _MASS + 1] * _along_b(p, c, 1, vd, wd),
+                              old2 - p[c, _MASS + 2] * _along_b(p, c, 2, vd, wd))
     impulse[c, 1] = new1
     impulse[c, 2] = new2
     l1, l2 = new1 - old1, new2 - old2
@@ -400,10 +410,7 @@ def _point_one(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, t
     new = max(old + p[c, _MASS] * (target[c] - along), 0.0)
     impulse[c, 0] = new
     lam = new - old
-    if change <= tolerance:
-        for k, dl in ((0, lam), (1, l1), (2, l2)):
-            if p[c, _MASS + k] > 0.0:
-                change = max(change, abs(dl) / p[c, _MASS + k])
+    change = _changed(p, c, change, tolerance, lam, l1, l2)
     if on_a:
         vd = v.madd(vd, _get(p, c, _U), -md * lam)
         wd = v.madd(wd, _get(p, c, _MA), -lam)
