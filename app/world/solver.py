@@ -345,12 +345,11 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     A point with one dynamic body (on the ground, on a kinematic body) goes to :func:`_point_one`."""
     if ia[c] < 0 or ib[c] < 0:
         return _point_one(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, tolerance)
-    a, b = ia[c], ib[c]
-    va, wa = _load(vel, w, a)
-    vb, wb = _load(vel, w, b)
-    ma, mb = (inv_m[a] if a >= 0 else 0.0), (inv_m[b] if b >= 0 else 0.0)
+    a, b = ia[c], ib[c]  # (both dynamic here)
+    va, wa = v.row(vel, a), v.row(w, a)
+    vb, wb = v.row(vel, b), v.row(w, b)
+    ma, mb = inv_m[a], inv_m[b]
     # friction first (Box2D's order), bounded by the current normal impulse
-    # (the Coulomb cone's cross-section: the two tangent impulses together, clamped to a disc)
     limit = friction[c] * impulse[c, 0]
     old1, old2 = impulse[c, 1], impulse[c, 2]
     new1, new2 = _clamped(limit, old1 - p[c, _MASS + 1] * _along(p, c, 1, va, wa, vb, wb),
@@ -369,8 +368,10 @@ def _point(vel, w, inv_m, ia, ib, p, friction, impulse, target, c, change, toler
     lam = new - old
     change = _changed(p, c, change, tolerance, lam, l1, l2)
     va, wa, vb, wb = _push(p, c, ma, mb, lam, va, wa, vb, wb)
-    _store(vel, w, a, va, wa)
-    _store(vel, w, b, vb, wb)
+    v.store(vel, a, va)
+    v.store(w, a, wa)
+    v.store(vel, b, vb)
+    v.store(w, b, wb)
     return change
 
 
