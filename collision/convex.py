@@ -178,7 +178,20 @@ class ConvexPolyhedron:
 
     @classmethod
     def _from_oriented(cls, verts, tris, tri_normals, neighbors):
-        # Union-find over neighbouring triangles with the same plane.
+        # Union-find over neighbouring triangles with the same plane: the pairs are tested all at
+        # once, then joined one by one in a fixed order (i ascending, then i's neighbours in their
+        # order), which fixes each face's root and so the order of the faces.
+        tris = np.asarray(tris, np.int64)
+        nb = np.asarray(neighbors, np.int64).reshape(len(tris), 3)
+        tol = COPLANAR_TOL * float(np.ptp(verts, axis=0).max())
+        first = np.repeat(np.arange(len(tris)), 3)
+        second = nb.ravel()
+        keep = (second > first) & (np.einsum("ij,ij->i", tri_normals[first], tri_normals[second]) > 0.0)
+        first, second = first[keep], second[keep]
+        away = (tris[second][:, :, None] != tris[first][:, None, :]).all(axis=2)  # j's corners not in i
+        far = tris[second, away.argmax(axis=1)]
+        gap = np.einsum("ij,ij->i", tri_normals[first], verts[far] - verts[tris[first, 0]])
+        merge = away.any(axis=1) & (np.abs(gap) <= tol)
         parent = np.arange(len(tris))
 
         def find(i):
@@ -187,40 +200,43 @@ class ConvexPolyhedron:
                 i = parent[i]
             return i
 
-        tol = COPLANAR_TOL * float(np.ptp(verts, axis=0).max())
-        for i in range(len(tris)):
-            for j in neighbors[i]:
-                if j > i and np.dot(tri_normals[i], tri_normals[j]) > 0.0:
-                    far = [k for k in tris[j] if k not in tris[i]]
-                    if not far:
-                        continue
-                    gap = np.dot(tri_normals[i], verts[far[0]] - verts[tris[i, 0]])
-                    if abs(gap) <= tol:
-                        parent[find(j)] = find(i)
-        roots = np.array([find(i) for i in range(len(tris))])
-        polygons, normals, offsets = [], [], []
+        for i, j in zip(first[merge].tolist(), second[merge].tolist()):
+            parent[find(j)] = find(i)
+        roots = parent
+        while True:  # every triangle's root (what find gives it)
+            up = roots[roots]
+            if np.array_equal(up, roots):
+                break
+            roots = up
         # one pass over the triangles sorted by face (a mask per face would be quadratic)
         order = np.argsort(roots, kind="stable")
-        bounds = np.flatnonzero(np.diff(roots[order])) + 1
-        for members in np.split(order, bounds):
-            group = tris[members]
-            loop = _boundary_loop(group)
-            n = tri_normals[members].mean(0)
-            n /= np.linalg.norm(n)
-            polygons.append(loop)
-            normals.append(n)
-            offsets.append(float(np.mean(verts[loop] @ n)))
-        edges = set()
-        for loop in polygons:
-            for a, b in zip(loop, np.roll(loop, -1)):
-                edges.add((min(a, b), max(a, b)))
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(roots[order])) + 1])
+        sizes = np.diff(np.append(starts, len(order)))
+        # a face of one triangle (most faces of a rounded hull): its loop starts at its smallest
+        # vertex index, as _boundary_loop's does
+        lone = tris[order[starts]]
+        turn = lone.argmin(axis=1)[:, None]
+        lone = np.take_along_axis(lone, (turn + np.arange(3)) % 3, axis=1)
+        polygons = [lone[f] if size == 1 else _boundary_loop(tris[order[s:s + size]])
+                    for f, (s, size) in enumerate(zip(starts.tolist(), sizes.tolist()))]
+        # each face's normal: the mean of its triangles' normals, made unit; its offset: the mean
+        # of its corners' heights along it
+        normals = np.add.reduceat(tri_normals[order], starts, axis=0) / sizes[:, None]
+        normals /= np.sqrt(np.einsum("ij,ij->i", normals, normals))[:, None]
+        lens = np.array([len(p) for p in polygons])
+        flat = np.concatenate(polygons)
+        heights = np.einsum("ij,ij->i", verts[flat], np.repeat(normals, lens, axis=0))
+        offsets = np.add.reduceat(heights, np.cumsum(lens) - lens) / lens
+        after = np.arange(len(flat)) + 1
+        after[np.cumsum(lens) - 1] -= lens  # each loop's last corner goes back to its first
+        ends = np.sort(np.stack([flat, flat[after]], axis=1), axis=1)
         return cls(
             vertices=verts,
-            triangles=tris.astype(np.int64),
+            triangles=tris,
             polygons=polygons,
-            normals=np.array(normals),
-            offsets=np.array(offsets),
-            edges=np.array(sorted(edges), dtype=np.int64),
+            normals=normals,
+            offsets=offsets,
+            edges=np.unique(ends, axis=0).astype(np.int64),
         )
 
     @property

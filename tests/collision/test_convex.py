@@ -351,3 +351,47 @@ def test_from_points_bad_input(label, bad):
 def test_from_points_error_uses_given_name():
     with pytest.raises(ValueError, match="^mesh:"):
         ConvexPolyhedron.from_points(np.eye(3), name="mesh")
+
+
+def _faces_one_pair_at_a_time(poly, neighbors_of):
+    """The triangles of each face, in face order, by the plain union-find: neighbours ``i < j``
+    visited in order, joined when they face the same way and ``j``'s far corner is on ``i``'s
+    plane (the library tests all pairs at once, then joins them in this same order)."""
+    V, T = poly.vertices, poly.triangles
+    n = np.cross(V[T[:, 1]] - V[T[:, 0]], V[T[:, 2]] - V[T[:, 0]])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    tol = 1e-12 * float(np.ptp(V, axis=0).max())
+    parent = list(range(len(T)))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(T)):
+        for j in neighbors_of[i]:
+            far = [k for k in T[j] if k not in T[i]]
+            if j > i and n[i] @ n[j] > 0.0 and far and abs(n[i] @ (V[far[0]] - V[T[i, 0]])) <= tol:
+                parent[find(j)] = find(i)
+    roots = [find(i) for i in range(len(T))]
+    return [sorted(i for i in range(len(T)) if roots[i] == r) for r in sorted(set(roots))]
+
+
+@pytest.mark.parametrize("pieces", [1, 3, 6])
+def test_faces_and_their_order_equal_the_plain_union_find(pieces):
+    """A box whose sides are grids of coplanar triangles and a sphere of lone triangles: each face
+    holds the triangles the plain union-find joins, and the faces come in its order (face ids
+    depend on it)."""
+    import trimesh
+    for mesh in (trimesh.creation.box(extents=(1.0, 2.0, 3.0)).subdivide_to_size(3.0 / pieces),
+                 trimesh.creation.icosphere(pieces % 3 + 1)):
+        poly = ConvexPolyhedron.from_mesh(mesh.vertices, mesh.faces)
+        T = poly.triangles
+        owner = {(int(a), int(b)): t for t, tri in enumerate(T) for a, b in zip(tri, np.roll(tri, -1))}
+        neighbors_of = [[owner[(int(b), int(a))] for a, b in zip(tri, np.roll(tri, -1))] for tri in T]
+        want = _faces_one_pair_at_a_time(poly, neighbors_of)
+        assert len(want) == len(poly.polygons)
+        for f, (tris, loop) in enumerate(zip(want, poly.polygons)):
+            corners = T[tris].ravel()
+            assert set(np.asarray(loop).tolist()) <= set(corners.tolist())  # (a grid's inner points: no corner)
+            np.testing.assert_allclose(poly.vertices[corners] @ poly.normals[f], poly.offsets[f], atol=1e-12)
