@@ -17,8 +17,18 @@ triangle normal. Only a piece beside the triangle (nothing clipped) gets the
 single GJK / EPA point. Contacts whose normals agree within ``SMOOTH_COS``
 (a floor split in two, the bottom of a finely tessellated bowl) are merged
 into one manifold: the outline of their points, reduced to four
-(:func:`collision.contact_reduce.reduce_contacts`). The per-triangle work is one
-compiled kernel.
+(:func:`collision.contact_reduce.reduce_contacts`); on a curved region the
+outline's corners need not hold the deepest point, which then joins them.
+
+All of it is compiled: the tree query, the per-triangle patches and points,
+the grouping. :func:`collide_convex_trimesh_pairs` runs it for many pieces
+against one mesh in one call, the pieces read from the tables the other
+batches use (:class:`collision.hull_batch.HullTable`,
+:class:`collision.halfspace_batch.CoreTable`): a world with a static concave
+mesh (a bowl, a terrain, a room) asks for dozens of pieces a step, and
+measured in its bowl-pile scene one call per piece from Python cost ~180 us
+of argument checks and list work each, where the whole batch of ~50 pieces
+now costs ~2.4 ms.
 
 The mesh is a surface: a triangle pushes the piece out on the side the piece
 is on; whether the piece is inside a closed mesh is not asked.
@@ -30,25 +40,35 @@ mesh; normals from A to B, ``depths > 0`` penetration,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from . import _vec as v
 from ._jit import njit
-from .contact_reduce import _reduce, reduce_contacts
+from .contact_reduce import _reduce
 from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
+from .halfspace_batch import CoreTable
+from .hull_batch import _COL, HullTable, ManifoldBatch
 from .hull_data import HullData
-from .manifold import Manifold
-from ._validate import MAX_COORD, as_number, check_type
+from .manifold import _FACE_B, KIND_NAMES, Manifold
+from ._validate import MAX_COORD, as_indices, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .transform import checked_pose
-from .tree_box_query import triangles_near_box
+from .tree_box_query import _near_box_kernel
+from .tree_pair import _relative_t
 
-__all__ = ["collide_convex_trimesh"]
+__all__ = ["collide_convex_trimesh", "collide_convex_trimesh_pairs", "TriMeshManifolds", "POINT_KIND",
+           "MESH_KIND_NAMES"]
 
 # Face patches whose normals are this close (cosine) are one manifold: about 11 degrees.
 SMOOTH_COS = 0.98
+# The kind of a manifold made of edge and vertex contacts (no face patch): the index after
+# collision.manifold's kinds.
+POINT_KIND = len(KIND_NAMES)
+MESH_KIND_NAMES = KIND_NAMES + ("point",)
 _NO_NORMALS = np.zeros((0, 3))
 _NO_LOOPS = np.zeros(1, np.int64)
 _CLIP_CAP = 96  # polygon buffer of the clipper: a hull face of up to 90 corners, clipped by 3 planes
@@ -221,37 +241,376 @@ def _convex_trimesh_kernel(shape_kind, core, radius, hull_normals, face_start, f
         depth[i, 0] = d
 
 
-def _patch_corners(points, normal, tol):
-    """Indices of the corners of the convex polygon spanned by coplanar contact points
-    (Andrew's monotone chain in the plane; points on an edge or inside are dropped).
+@njit
+def _plane_frame(n):
+    """Two unit vectors ``u, w`` spanning the plane normal to the unit vector ``n``."""
+    e = (1.0, 0.0, 0.0) if abs(n[0]) < 0.9 else (0.0, 1.0, 0.0)
+    u = v.cross(n, e)
+    u = v.scale(u, 1.0 / v.norm(u))
+    return u, v.cross(n, u)
+
+
+@njit
+def _patch_corners(points, m, n, tol, out):
+    """Corners of the convex polygon spanned by the coplanar contact points ``points[:m]`` (Andrew's
+    monotone chain in the plane normal to ``n``; points on an edge or inside are dropped), written
+    to ``out``; returns how many.
 
     Clipping one face against many small triangles leaves points all along the
     patch's edges; the depth is linear over a planar patch, so its corners hold
     the deepest point and the outline, and the four-point reduction picks among
     them only.
     """
-    if len(points) <= 2:
-        return np.arange(len(points))
-    u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
-    u /= np.linalg.norm(u)
-    w = np.cross(normal, u)
-    q = np.stack([points @ u, points @ w], axis=1)
-    order = np.lexsort((q[:, 1], q[:, 0]))
-
-    def chain(idx):
-        out = []
-        for i in idx:
-            while len(out) >= 2:
-                a, b = q[out[-2]], q[out[-1]]
-                if (b[0] - a[0]) * (q[i, 1] - a[1]) - (b[1] - a[1]) * (q[i, 0] - a[0]) > tol * tol:
+    if m <= 2:
+        for i in range(m):
+            out[i] = i
+        return m
+    u, w = _plane_frame(n)
+    qu, qw = np.empty(m), np.empty(m)
+    for i in range(m):
+        p = v.row(points, i)
+        qu[i], qw[i] = v.dot(p, u), v.dot(p, w)
+    by_w = np.argsort(qw, kind="mergesort")  # by u, then by w: two stable sorts
+    order = by_w[np.argsort(qu[by_w], kind="mergesort")]
+    tol2 = tol * tol
+    hull = np.empty(2 * m, np.int64)
+    c = 0
+    for half in range(2):  # the lower chain left to right, then the upper one right to left
+        top = 0
+        for s in range(m):
+            i = order[s] if half == 0 else order[m - 1 - s]
+            while top >= 2:
+                a, b = hull[c + top - 2], hull[c + top - 1]
+                turn = (qu[b] - qu[a]) * (qw[i] - qw[a]) - (qw[b] - qw[a]) * (qu[i] - qu[a])
+                if turn > tol2:
                     break
-                out.pop()
-            out.append(i)
-        return out
+                top -= 1
+            hull[c + top] = i
+            top += 1
+        c += top - 1  # each chain's last point starts the other
+    if c == 0:
+        out[0] = order[0]
+        return 1
+    for i in range(c):
+        out[i] = hull[i]
+    return c
 
-    lower, upper = chain(order), chain(order[::-1])
-    corners = lower[:-1] + upper[:-1]
-    return np.asarray(corners if corners else order[:1], np.int64)
+
+@njit
+def _near_faces(nodes, links, triangles, tri_index, pose_b, centre, axes, half, scratch):
+    """Face indices (sorted) of the mesh posed by ``pose_b`` whose leaf boxes overlap the world box
+    ``centre, axes`` (rows), ``half`` (:func:`collision.tree_box_query.triangles_near_box`)."""
+    box = np.empty((1, 16))
+    for a in range(3):
+        box[0, a] = centre[a]
+        box[0, 12 + a] = half[a]
+        for b in range(3):
+            box[0, 3 + 3 * a + b] = axes[a, b]
+    box[0, 15] = np.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2])
+    r, t = _relative_t(pose_b, np.eye(4))
+    c_model, ax_model = np.empty(3), np.empty((3, 3))
+    for j in range(3):  # the box in the mesh's model frame
+        c_model[j] = ((centre[0] - pose_b[0, 3]) * pose_b[0, j] + (centre[1] - pose_b[1, 3]) * pose_b[1, j]
+                      + (centre[2] - pose_b[2, 3]) * pose_b[2, j])
+        for a in range(3):
+            ax_model[a, j] = axes[a, 0] * pose_b[0, j] + axes[a, 1] * pose_b[1, j] + axes[a, 2] * pose_b[2, j]
+    k = _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c_model, ax_model, half, scratch)
+    return np.sort(scratch[:k])
+
+
+@njit
+def _group_into(faces, tris, count, kind, normal, pa, pb, depth, tol, pair, at, o_pair, o_key, o_count, o_normal,
+                o_pa, o_pb, o_depth, o_ids, o_kind, o_tests, o_sat):
+    """The per-triangle contacts of one piece (from :func:`_convex_trimesh_kernel`) grouped into
+    manifolds, written from row ``at`` of the outputs (room for one per triangle); returns how many.
+
+    Edge and vertex points (``kind == 2``): one whose triangle point lies in the plane of a face
+    patch is that patch's own edge seen from a neighbour (an internal edge of a tessellated
+    surface); one that repeats another (the shared edge seen from both sides) is kept once.
+    Contacts whose normals agree within ``SMOOTH_COS`` then share a manifold (the deepest one's
+    normal, depths measured along it), face patches first, each group deepest first: a piece in a
+    finely tessellated bowl gets one manifold of at most four points, not one per triangle. Its key
+    is the smallest face index of its triangles.
+    """
+    k = faces.shape[0]
+    near = 1e3 * tol
+    patches = np.empty(k, np.int64)
+    npatch = 0
+    for i in range(k):
+        if kind[i] == 1:
+            patches[npatch] = i
+            npatch += 1
+    singles = np.empty(k, np.int64)
+    nsingle = 0
+    for i in range(k):
+        if kind[i] != 2:
+            continue
+        q = v.row(pb[i], 0)
+        n = v.row(normal, i)
+        seen = False
+        for s in range(npatch):
+            p = patches[s]
+            plane = v.row(normal, p)
+            if abs(v.dot(plane, q) - v.dot(plane, v.row(tris[p], 0))) <= near:
+                seen = True
+                break
+        if not seen:
+            for s in range(nsingle):
+                j = singles[s]
+                if v.norm(v.sub(q, v.row(pb[j], 0))) <= near and v.dot(n, v.row(normal, j)) > 1.0 - 1e-6:
+                    seen = True
+                    break
+        if not seen:
+            singles[nsingle] = i
+            nsingle += 1
+    # the order the contacts are clustered in: face patches, then single points, each deepest first
+    total = npatch + nsingle
+    order = np.empty(total, np.int64)
+    key = np.empty(npatch)
+    for s in range(npatch):
+        key[s] = -depth[patches[s], 0]
+    by = np.argsort(key, kind="mergesort")
+    for s in range(npatch):
+        order[s] = patches[by[s]]
+    key = np.empty(nsingle)
+    for s in range(nsingle):
+        key[s] = -depth[singles[s], 0]
+    by = np.argsort(key, kind="mergesort")
+    for s in range(nsingle):
+        order[npatch + s] = singles[by[s]]
+    first = np.empty(total, np.int64)  # each cluster's first (deepest) contact
+    cluster = np.empty(total, np.int64)
+    ncl = 0
+    for s in range(total):
+        i = order[s]
+        c = -1
+        for t in range(ncl):
+            if v.dot(v.row(normal, i), v.row(normal, first[t])) >= SMOOTH_COS:
+                c = t
+                break
+        if c < 0:
+            c = ncl
+            first[ncl] = i
+            ncl += 1
+        cluster[s] = c
+    for t in range(ncl):
+        n = v.row(normal, first[t])
+        members, points, faces_only, low = 0, 0, True, faces[first[t]]
+        for s in range(total):
+            if cluster[s] == t:
+                i = order[s]
+                members += 1
+                points += count[i]
+                faces_only = faces_only and kind[i] == 1
+                low = min(low, faces[i])
+        qa, qb = np.empty((points, 3)), np.empty((points, 3))
+        dep, ids = np.empty(points), np.empty(points, np.int64)
+        r = 0
+        for s in range(total):
+            if cluster[s] != t:
+                continue
+            i = order[s]
+            for j in range(count[i]):
+                v.store(qa, r, v.row(pa[i], j))
+                v.store(qb, r, v.row(pb[i], j))
+                dep[r] = v.dot(v.sub(v.row(pa[i], j), v.row(pb[i], j)), n) if members > 1 else depth[i, j]
+                ids[r] = 1024 * faces[i] + (1 + j if kind[i] == 1 else 0)
+                r += 1
+        sel = np.empty(points, np.int64)
+        if points > 1:
+            corners = np.empty(points, np.int64)
+            if faces_only:
+                nc = _patch_corners(qb, points, n, tol, corners)
+                # the triangles of a curved region are not one plane: a point between two corners
+                # of the outline may be deeper than both, and the deepest point stays a candidate
+                deepest, best = 0, dep[corners[0]]
+                for s in range(points):
+                    if dep[s] > dep[deepest]:
+                        deepest = s
+                for s in range(nc):
+                    best = max(best, dep[corners[s]])
+                if dep[deepest] > best + tol:
+                    corners[nc] = deepest
+                    nc += 1
+            else:
+                nc = points
+                for s in range(points):
+                    corners[s] = s
+            cq, cd = np.empty((nc, 3)), np.empty(nc)
+            for s in range(nc):
+                v.store(cq, s, v.row(qb, corners[s]))
+                cd[s] = dep[corners[s]]
+            kept = np.empty(nc, np.int64)
+            m = _reduce(n, cq, cd, nc, 1e-18, kept)
+            for s in range(m):
+                sel[s] = corners[kept[s]]
+        else:
+            m = 1
+            sel[0] = 0
+        row = at + t
+        o_pair[row], o_key[row], o_count[row] = pair, low, m
+        v.store(o_normal, row, n)
+        for s in range(m):
+            v.store(o_pa[row], s, v.row(qa, sel[s]))
+            v.store(o_pb[row], s, v.row(qb, sel[s]))
+            o_depth[row, s] = dep[sel[s]]
+            o_ids[row, s] = ids[sel[s]]
+        o_kind[row] = _FACE_B if kind[first[t]] == 1 else POINT_KIND
+        o_tests[row] = members
+        o_sat[row] = dep.max()
+    return ncl
+
+
+@njit
+def _grown(a, need):
+    """``a`` itself when it has ``need`` rows, else a copy with room for at least that many (doubling)."""
+    if a.shape[0] >= need:
+        return a
+    out = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit
+def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges, radius, box_c, box_axes, box_half,
+                                 poses, margins, nodes, links, triangles, tri_index, vertices, mfaces, mesh_pose):
+    """The manifolds of ``k`` convex pieces against one posed mesh, as rows (see
+    :class:`TriMeshManifolds`; the arrays trimmed to the rows written).
+
+    Piece ``t``'s core points are ``points[ranges[t, 0]:ranges[t, 1]]``; a hull also has its face
+    normals, face loop starts and face loop vertices in the next three ranges of ``ranges[t]``
+    (empty ranges: a sphere or capsule, whose core has one or two points). ``box_*[t]`` is its
+    model-frame box (:func:`collision.shapes.local_box`).
+    """
+    k = ranges.shape[0]
+    cap = max(16, k)
+    o_pair, o_key, o_count = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    o_normal, o_pa, o_pb = np.zeros((cap, 3)), np.zeros((cap, 4, 3)), np.zeros((cap, 4, 3))
+    o_depth, o_ids = np.zeros((cap, 4)), np.zeros((cap, 4), np.int64)
+    o_kind, o_tests, o_sat = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)
+    scratch = np.empty(mfaces.shape[0], np.int64)
+    centre, axes, half = np.empty(3), np.empty((3, 3)), np.empty(3)
+    rb = mesh_pose[:3, :3]
+    done = 0
+    for t in range(k):
+        pose = poses[t]
+        margin = margins[t]
+        for a in range(3):  # the piece's box in world coordinates, grown by the margin
+            centre[a] = (pose[a, 0] * box_c[t, 0] + pose[a, 1] * box_c[t, 1] + pose[a, 2] * box_c[t, 2]
+                         + pose[a, 3])
+            half[a] = box_half[t, a] + margin
+            for b in range(3):
+                axes[a, b] = (box_axes[t, a, 0] * pose[b, 0] + box_axes[t, a, 1] * pose[b, 1]
+                              + box_axes[t, a, 2] * pose[b, 2])
+        faces = _near_faces(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch)
+        nt = faces.shape[0]
+        if nt == 0:
+            continue
+        tris = np.empty((nt, 3, 3))
+        for s in range(nt):
+            for c in range(3):
+                p = v.row(vertices, mfaces[faces[s], c])
+                v.store(tris[s], c, v.add(_rotate(rb, p), (mesh_pose[0, 3], mesh_pose[1, 3], mesh_pose[2, 3])))
+        count, kind = np.zeros(nt, np.int64), np.zeros(nt, np.int64)
+        normal, pa, pb, depth = np.zeros((nt, 3)), np.zeros((nt, 4, 3)), np.zeros((nt, 4, 3)), np.zeros((nt, 4))
+        p0, p1, n0, n1, s0, s1, f0, f1 = ranges[t]
+        hull = n1 > n0
+        _convex_trimesh_kernel(2 if hull else 0, points[p0:p1], 0.0 if hull else radius[t], normals[n0:n1],
+                               face_start[s0:s1], face_verts[f0:f1], pose, centre, tris, margin, count, normal, pa,
+                               pb, depth, kind)
+        scale = max(box_half[t, 0], box_half[t, 1], box_half[t, 2]) + margin
+        tol = 1e-9 * max(1.0, scale)
+        need = done + nt
+        o_pair, o_key, o_count, o_kind, o_tests = (_grown(o_pair, need), _grown(o_key, need), _grown(o_count, need),
+                                                   _grown(o_kind, need), _grown(o_tests, need))
+        o_normal, o_pa, o_pb = _grown(o_normal, need), _grown(o_pa, need), _grown(o_pb, need)
+        o_depth, o_ids, o_sat = _grown(o_depth, need), _grown(o_ids, need), _grown(o_sat, need)
+        done += _group_into(faces, tris, count, kind, normal, pa, pb, depth, tol, t, done, o_pair, o_key, o_count,
+                            o_normal, o_pa, o_pb, o_depth, o_ids, o_kind, o_tests, o_sat)
+    return (o_pair[:done], o_key[:done], o_count[:done], o_normal[:done], o_pa[:done], o_pb[:done], o_depth[:done],
+            o_ids[:done], o_kind[:done], o_tests[:done], o_sat[:done])
+
+
+@dataclass(frozen=True)
+class TriMeshManifolds:
+    """The manifolds of several convex pieces against one mesh, one row each.
+
+    Attributes
+    ----------
+    pair : (m,) int64
+        The piece (index into the batch's inputs) each row belongs to; a piece's rows are
+        consecutive, in the order of the pieces.
+    key : (m,) int64
+        The smallest face index of the row's triangles (a piece's rows have distinct keys).
+    batch : ManifoldBatch
+        The manifolds (``kind``: ``face_b``, or :data:`POINT_KIND` for an edge or vertex contact).
+    """
+
+    pair: NDArray[np.int64]
+    key: NDArray[np.int64]
+    batch: ManifoldBatch
+
+    def __len__(self) -> int:
+        return len(self.pair)
+
+
+def _run(points, normals, face_start, face_verts, ranges, radius, boxes, poses, mesh, mesh_pose, margins):
+    tree = mesh.tree
+    out = _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges, radius, *boxes, poses,
+                                       margins, tree.nodes, tree.links, tree.triangles, tree.tri_index,
+                                       tree.vertices, tree.faces, mesh_pose)
+    pair, key = out[:2]
+    return TriMeshManifolds(pair, key, ManifoldBatch(*out[2:]))
+
+
+def collide_convex_trimesh_pairs(cores: CoreTable, hulls: HullTable, core_ids: ArrayLike, hull_ids: ArrayLike,
+                                 boxes: tuple[ArrayLike, ArrayLike, ArrayLike], poses: ArrayLike, mesh: TriMesh,
+                                 mesh_pose: ArrayLike, margins: ArrayLike) -> TriMeshManifolds:
+    """Contact manifolds of ``k`` convex pieces against one triangle mesh, in one compiled call.
+
+    Each piece gets what :func:`collide_convex_trimesh` gives it, in the same order (the same
+    kernels on the same inputs).
+
+    Parameters
+    ----------
+    cores : CoreTable
+        Holds each piece's core points and radius (a hull's core is its vertices).
+    hulls : HullTable
+        Holds each hull piece.
+    core_ids : (k,) int64
+    hull_ids : (k,) int64
+        The piece's id in ``hulls``, or -1 for a sphere or capsule.
+    boxes : tuple of (k, 3), (k, 3, 3), (k, 3) float64
+        Each piece's model-frame box (:func:`collision.shapes.local_box`): centre, axes as rows,
+        half extents.
+    poses : (k, 4, 4) float64
+        The pieces' poses, checked by the caller (rigid, finite).
+    mesh : TriMesh
+    mesh_pose : (4, 4) float64
+    margins : (k,) float64
+        Keep speculative points whose gap is at most this, per piece.
+
+    Returns
+    -------
+    TriMeshManifolds
+    """
+    core_ids = as_indices(core_ids, "core_ids", count=len(cores)).reshape(-1)
+    hull_ids = np.asarray(hull_ids, np.int64)
+    k = len(core_ids)
+    if hull_ids.shape != (k,) or np.any(hull_ids >= len(hulls)) or np.any(hull_ids < -1):
+        raise ValueError(f"hull_ids: expected {k} ids in [-1, {len(hulls)}), got {hull_ids}")
+    cs = cores.starts
+    ranges = np.zeros((k, 8), np.int64)
+    ranges[:, 0], ranges[:, 1] = cs[core_ids], cs[core_ids + 1]
+    h = hull_ids >= 0
+    hs = hulls.starts
+    for c, name in enumerate(("normals", "face_start", "face_verts")):
+        col = _COL[name]
+        ranges[h, 2 + 2 * c], ranges[h, 3 + 2 * c] = hs[hull_ids[h], col], hs[hull_ids[h] + 1, col]
+    boxes = tuple(np.ascontiguousarray(b, np.float64) for b in boxes)
+    return _run(cores.points, hulls.array("normals"), hulls.array("face_start"), hulls.array("face_verts"), ranges,
+                np.ascontiguousarray(cores.radius[core_ids]), boxes, np.ascontiguousarray(poses, np.float64),
+                mesh, np.ascontiguousarray(mesh_pose, np.float64), np.ascontiguousarray(margins, np.float64))
 
 
 def collide_convex_trimesh(shape: Sphere | Capsule | Hull, pose_a: NDArray[np.float64], mesh: TriMesh,
@@ -275,77 +634,29 @@ def collide_convex_trimesh(shape: Sphere | Capsule | Hull, pose_a: NDArray[np.fl
         One manifold per set of contacts whose normals agree within
         ``SMOOTH_COS`` (a plane of coplanar triangles, or a gently curved
         region); the smallest face index is its key. At most four points each; point ids are
-        ``1024 * face + k``.
+        ``1024 * face + k``; kind ``"face_b"`` (a face patch of the piece on the mesh's triangles)
+        or ``"point"`` (an edge or vertex contact).
     """
     check_type(shape, "shape", Sphere, Capsule, Hull)
     check_type(mesh, "mesh", TriMesh)
     pose_a = checked_pose(pose_a, "pose_a")
     pose_b = checked_pose(pose_b, "pose_b")
     margin = as_number(margin, "margin", low=0.0, high=MAX_COORD)
-    tree = mesh.tree
-    c, axes, half = local_box(shape)
-    r = pose_a[:3, :3]
-    centre = r @ c + pose_a[:3, 3]
-    faces = triangles_near_box(tree, pose_b, centre, axes @ r.T, half + margin)
-    if not len(faces):
-        return []
-    tris = np.ascontiguousarray(tree.vertices[tree.faces[faces]] @ pose_b[:3, :3].T + pose_b[:3, 3])
-    k = len(faces)
-    count = np.zeros(k, np.int64)
-    kind = np.zeros(k, np.int64)
-    normal = np.zeros((k, 3))
-    pa = np.zeros((k, 4, 3))
-    pb = np.zeros((k, 4, 3))
-    depth = np.zeros((k, 4))
+    core = np.ascontiguousarray(shape.core, np.float64)
+    ranges = np.zeros((1, 8), np.int64)
+    ranges[0, 1] = len(core)
     if isinstance(shape, Hull):
         h = HullData.from_polyhedron(shape.poly)
-        args = (2, h.vertices, 0.0, h.normals, h.face_start, h.face_verts)
+        arrays = (h.normals, h.face_start, h.face_verts)
+        ranges[0, 3::2] = [len(a) for a in arrays]
     else:
-        args = (0 if isinstance(shape, Sphere) else 1, shape.core, float(shape.radius), _NO_NORMALS, _NO_LOOPS,
-                _NO_LOOPS)
-    _convex_trimesh_kernel(*args, np.ascontiguousarray(pose_a, dtype=np.float64), centre, tris, float(margin),
-                           count, normal, pa, pb, depth, kind)
-    scale = float(np.max(half)) + margin
-    tol = 1e-9 * max(1.0, scale)
-    patches = np.flatnonzero(kind == 1)
-    planes = [(normal[i], float(normal[i] @ tris[i, 0])) for i in patches]
-    # Edge and vertex points: one whose triangle point lies in the plane of a face patch is that
-    # patch's own edge seen from a neighbour (an internal edge of a tessellated surface); one that
-    # repeats another (the shared edge seen from both sides) is kept once.
-    singles = []
-    for i in np.flatnonzero(kind == 2):
-        q, n = pb[i, 0], normal[i]
-        if any(abs(float(nn @ q) - off) <= 1e3 * tol for nn, off in planes):
-            continue
-        if any(np.linalg.norm(q - pb[j, 0]) <= 1e3 * tol and float(n @ normal[j]) > 1.0 - 1e-6 for j in singles):
-            continue
-        singles.append(i)
-    # Contacts whose normals agree within SMOOTH_COS share a manifold (the deepest one's normal,
-    # depths measured along it), face patches first: a piece in a finely tessellated bowl gets one
-    # manifold of at most four points, not one per triangle.
-    clusters = []
-    for group in (patches, np.asarray(singles, np.int64)):
-        for i in group[np.argsort(-depth[group, 0], kind="stable")]:
-            for cl in clusters:
-                if float(normal[i] @ normal[cl[0]]) >= SMOOTH_COS:
-                    cl.append(i)
-                    break
-            else:
-                clusters.append([i])
-    out = []
-    for members in clusters:
-        n = normal[members[0]]
-        sel = [(i, j) for i in members for j in range(count[i])]
-        qa = np.array([pa[i, j] for i, j in sel])
-        qb = np.array([pb[i, j] for i, j in sel])
-        dep = (qa - qb) @ n if len(members) > 1 else np.array([depth[i, j] for i, j in sel])
-        ids = np.array([1024 * int(faces[i]) + (1 + j if kind[i] == 1 else 0) for i, j in sel], np.int64)
-        if len(dep) > 1:
-            corners = _patch_corners(qb, n, tol) if all(kind[i] == 1 for i in members) else np.arange(len(dep))
-            keep = corners[reduce_contacts(qb[corners], dep[corners], n)]
-        else:
-            keep = np.zeros(1, np.int64)
-        key = int(min(faces[i] for i in members))
-        out.append((key, Manifold(n, qa[keep], qb[keep], dep[keep], ids[keep],
-                                  "face_b" if kind[members[0]] == 1 else "point", len(members), float(dep.max()))))
-    return out
+        arrays = (_NO_NORMALS, _NO_LOOPS, _NO_LOOPS)
+    c, axes, half = local_box(shape)
+    boxes = (np.asarray(c, np.float64)[None], np.asarray(axes, np.float64)[None], np.asarray(half, np.float64)[None])
+    out = _run(core, *arrays, ranges, np.array([float(shape.radius)]), boxes, pose_a[None], mesh, pose_b,
+               np.array([margin]))
+    b = out.batch
+    return [(int(out.key[r]), Manifold(b.normal[r].copy(), b.points_a[r, :c].copy(), b.points_b[r, :c].copy(),
+                                       b.depths[r, :c].copy(), b.ids[r, :c].copy(), MESH_KIND_NAMES[int(b.kind[r])],
+                                       int(b.tests[r]), float(b.sat_depth[r])))
+            for r in range(len(out)) for c in (int(b.count[r]),)]

@@ -22,10 +22,11 @@ spheres, capsules and hulls through
 :func:`collision.round_batch.collide_sphere_pairs`, each writing its manifolds
 straight into the piece pairs' rows; one joins the rows with last step's,
 carrying ages and impulses (:func:`app.world.contact_store.next_store`), and one
-finds the events. Only the rarer pairs (capsules against capsules and hulls,
-convex pieces against a static triangle mesh) take
-:func:`collision.narrow_phase.collide_shapes` /
-:func:`collision.convex_mesh.collide_convex_trimesh` one at a time.
+finds the events. The rarer pairs are done outside those calls: convex
+pieces against a static triangle mesh in one
+:func:`collision.convex_mesh.collide_convex_trimesh_pairs` call per mesh, and
+capsules against capsules and hulls by
+:func:`collision.narrow_phase.collide_shapes` one at a time.
 :meth:`ContactManager.update` calls those kernels from two compiled calls,
 one before the hull batch (:func:`_detect_begin`: the sort, the mid phase,
 the half-space batches and the hull batch's arguments, into scratch arrays
@@ -69,7 +70,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from obbcollide._jit import njit
-from obbcollide.convex_mesh import collide_convex_trimesh
+from obbcollide.convex_mesh import MESH_KIND_NAMES, collide_convex_trimesh, collide_convex_trimesh_pairs
 from obbcollide.halfspace_batch import CoreTable, _halfspace_kernel, collide_halfspace_pairs
 from obbcollide import hull_batch as _hull_batch
 from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
@@ -88,7 +89,7 @@ __all__ = ["PersistentManifold", "ContactEvent", "ContactManager", "ContactStore
 
 # Manifold kinds as stored (ContactStore.kind): collision.manifold's, then any other name a pair
 # function gives (the mesh contacts' "point"), added as met.
-_KIND_NAMES = list(KIND_NAMES)
+_KIND_NAMES = list(MESH_KIND_NAMES)  # (the mesh batch writes its "point" kind as this index)
 
 
 def _kind_index(name):
@@ -876,7 +877,7 @@ class ContactManager:
             if r in (_R_BALL, _R_BALL_FLIP):
                 self._sphere_batch(rows, r == _R_BALL_FLIP, words, ga, gb, info, pose, margins, fresh)
                 continue
-            one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
+            one = self._one_by_one(bodies, table, info, words, margins, rows, old_caches, self._caches,
                                    collide_hull_hull_gjk if r == _R_HULL else collide_shapes)
             extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data, one.data])))
         return extra
@@ -941,7 +942,7 @@ class ContactManager:
             if not len(rows):
                 continue
             if r == _R_HULL and self.hull_response == "gjk":  # one by one, as the rarer pairs
-                gjk = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches,
+                gjk = self._one_by_one(bodies, table, info, words, margins, rows, old_caches, self._caches,
                                        collide_hull_hull_gjk)
                 extra = gjk if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
                                                                                                 gjk.data])))
@@ -962,7 +963,7 @@ class ContactManager:
             elif r in (_R_BALL, _R_BALL_FLIP):
                 self._sphere_batch(rows, r == _R_BALL_FLIP, words, ga, gb, info, pose, margins, fresh)
             else:
-                one = self._one_by_one(bodies, table, words, margins, rows, old_caches, self._caches)
+                one = self._one_by_one(bodies, table, info, words, margins, rows, old_caches, self._caches)
                 extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data,
                                                                                                 one.data])))
         return k, extra
@@ -1068,17 +1069,22 @@ class ContactManager:
         self._row_info = (key, info)
         return info
 
-    def _one_by_one(self, bodies, table, words, margins, index, old_caches, caches, collide=collide_shapes):
+    def _one_by_one(self, bodies, table, info, words, margins, index, old_caches, caches, collide=collide_shapes):
         """The piece pairs ``index`` (rows of ``words``, in key order) outside the batches, one
-        narrow-phase call each (pair caches read from ``old_caches``, kept in ``caches``); a store
-        of their manifolds in key order."""
+        narrow-phase call each (pair caches read from ``old_caches``, kept in ``caches``), except
+        convex pieces against a mesh, which go to :meth:`_mesh_pairs`; a store of their manifolds
+        in key order."""
         pose = table.state.pose
-        rows = []
+        rows, meshed = [], []
         for k in index:
             i, j, p, q = (int(x) for x in words[k, :4])
+            ka, kb = info.kind[info.start[i] + p], info.kind[info.start[j] + q]
+            if (ka == _MESH and kb in _CORE_KINDS) or (kb == _MESH and ka in _CORE_KINDS):
+                meshed.append(k)
+                continue
             margin = float(margins[k])
             sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]
-            if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):
+            if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):  # (not a convex piece: refused there)
                 if isinstance(sa, TriMesh):
                     found = [(g, flip_manifold(m)) for g, m in collide_convex_trimesh(sb, pose[j], sa, pose[i],
                                                                                       margin)]
@@ -1104,7 +1110,42 @@ class ContactManager:
             st.sat[r] = -1
             st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b
             st.depths[r, :c], st.ids[r, :c] = m.depths, m.ids
+        if meshed:
+            st = ContactStore(data=np.concatenate([st.data, self._mesh_pairs(bodies, table, info, words, margins,
+                                                                             meshed).data]))
         return sort_store(st)  # (a mesh's triangle groups come in their own order)
+
+    def _mesh_pairs(self, bodies, table, info, words, margins, index):
+        """Convex pieces against static triangle meshes (the piece pairs ``index``, rows of
+        ``words``): one :func:`collision.convex_mesh.collide_convex_trimesh_pairs` call per mesh and
+        side; a store of their manifolds (one row per triangle group, keyed by its smallest face)."""
+        pose = table.state.pose
+        words = words[index]
+        ga = info.start[words[:, 0]] + words[:, 2]
+        gb = info.start[words[:, 1]] + words[:, 3]
+        flip = info.kind[ga] == _MESH  # the mesh is A: its piece pair's manifolds are seen from B
+        mesh_row = np.where(flip, ga, gb)
+        piece = np.where(flip, gb, ga)
+        body = np.where(flip, words[:, 1], words[:, 0])
+        other = np.where(flip, words[:, 0], words[:, 1])
+        margins = np.asarray(margins)[index]
+        parts = []
+        for g, f in sorted({(int(g), bool(f)) for g, f in zip(mesh_row, flip)}):
+            sel = np.flatnonzero((mesh_row == g) & (flip == f))
+            b, pc = body[sel], piece[sel]
+            mesh_body = int(other[sel[0]])
+            mesh = bodies[mesh_body].shapes[int(words[sel[0], 2 if f else 3])]
+            out = collide_convex_trimesh_pairs(self._cores, self._hulls, info.core[pc], info.hull[pc],
+                                               (info.center[pc], info.axes[pc], info.half[pc]), pose[b], mesh,
+                                               pose[mesh_body], margins[sel])
+            if not len(out):
+                continue
+            keys = words[sel[out.pair], :5].copy()
+            keys[:, 4] = out.key
+            st = ContactStore(len(out))
+            pack_rows(np.arange(len(out)), out.batch, None, keys, f, st)
+            parts.append(st.data)
+        return ContactStore(data=np.concatenate(parts)) if parts else ContactStore()
 
 
 def _snapshot(bodies):
