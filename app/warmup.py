@@ -214,7 +214,9 @@ def exercise(world, seconds=1.0, interact=True, hold=False):
         bodies), then a dynamic body held by the mouse joint for two frames,
         one that touches something if any does (a step with the joint solves
         the contacts through kernels a step without one does not call,
-        :meth:`app.world.dynamics.Dynamics.step`).
+        :meth:`app.world.dynamics.Dynamics.step`); then a step with each
+        broad phase (the Z key) and two other partners for the
+        separating-axis overlay (the J key).
     """
     from .world.dynamics import Dynamics
     from .viewer.session import OVERLAYS, Session
@@ -253,6 +255,19 @@ def exercise(world, seconds=1.0, interact=True, hold=False):
         world.dynamics.grab_body(body, centre, centre + (0.05, 0.05, 0.0))  # (what a drag of the mouse sets)
         _step_frames(s, 2)
         world.dynamics.release()
+        # Z and J, the keys a person tries early: a step with each broad phase (the others' kernels),
+        # and the separating-axis overlay with other partners than the automatic one.
+        from obbcollide.broad_phase import BROAD_PHASES
+
+        first = world.broad_phase_name
+        for name in BROAD_PHASES:
+            world.set_broad_phase(name)
+            world.step()  # (the first step of a broad phase builds it; the second updates it)
+            world.step()
+        world.set_broad_phase(first)
+        for _ in range(2):
+            s.key("J")
+            s.overlays()
     if not interact:
         return
     still = [k for k, b in enumerate(bodies) if not Dynamics.moves(b) and not b.unbounded]
