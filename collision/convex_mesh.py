@@ -51,10 +51,10 @@ from .contact_reduce import _reduce
 from .epa import EPA_MAX_ITERATIONS, _penetration_query
 from .gjk import GJK_MAX_ITERATIONS
 from .halfspace_batch import CoreTable
-from .hull_batch import _COL, HullTable, ManifoldBatch
+from .hull_batch import _COL, HullTable, ManifoldBatch, batch_ids, batch_margins, batch_poses
 from .hull_data import HullData
 from .manifold import _FACE_B, KIND_NAMES, Manifold
-from ._validate import MAX_COORD, as_indices, as_number, check_type
+from ._validate import MAX_COORD, as_array, as_indices, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .transform import checked_pose
 from .tree_box_query import _near_box_kernel
@@ -71,6 +71,7 @@ POINT_KIND = len(KIND_NAMES)
 MESH_KIND_NAMES = KIND_NAMES + ("point",)
 _NO_NORMALS = np.zeros((0, 3))
 _NO_LOOPS = np.zeros(1, np.int64)
+_BOX_SHAPES = ((3,), (3, 3), (3,))  # a piece's box: centre, axes (rows), half extents
 _CLIP_CAP = 96  # polygon buffer of the clipper: a hull face of up to 90 corners, clipped by 3 planes
 
 
@@ -565,7 +566,8 @@ def _run(points, normals, face_start, face_verts, ranges, radius, boxes, poses, 
 
 def collide_convex_trimesh_pairs(cores: CoreTable, hulls: HullTable, core_ids: ArrayLike, hull_ids: ArrayLike,
                                  boxes: tuple[ArrayLike, ArrayLike, ArrayLike], poses: ArrayLike, mesh: TriMesh,
-                                 mesh_pose: ArrayLike, margins: ArrayLike) -> TriMeshManifolds:
+                                 mesh_pose: ArrayLike, margins: ArrayLike = 0.0,
+                                 check: bool = True) -> TriMeshManifolds:
     """Contact manifolds of ``k`` convex pieces against one triangle mesh, in one compiled call.
 
     Each piece gets what :func:`collide_convex_trimesh` gives it, in the same order (the same
@@ -584,21 +586,41 @@ def collide_convex_trimesh_pairs(cores: CoreTable, hulls: HullTable, core_ids: A
         Each piece's model-frame box (:func:`collision.shapes.local_box`): centre, axes as rows,
         half extents.
     poses : (k, 4, 4) float64
-        The pieces' poses, checked by the caller (rigid, finite).
+        The pieces' rigid model-to-world transforms.
     mesh : TriMesh
     mesh_pose : (4, 4) float64
-    margins : (k,) float64
+    margins : float or (k,) float64
         Keep speculative points whose gap is at most this, per piece.
+    check : bool
+        Check the arguments (ids in their tables, shapes, poses rigid and finite, margins);
+        False: the caller vouches for them (the world, every step).
 
     Returns
     -------
     TriMeshManifolds
     """
-    core_ids = as_indices(core_ids, "core_ids", count=len(cores)).reshape(-1)
-    hull_ids = np.asarray(hull_ids, np.int64)
-    k = len(core_ids)
-    if hull_ids.shape != (k,) or np.any(hull_ids >= len(hulls)) or np.any(hull_ids < -1):
-        raise ValueError(f"hull_ids: expected {k} ids in [-1, {len(hulls)}), got {hull_ids}")
+    if check:
+        check_type(mesh, "mesh", TriMesh)
+        core_ids = batch_ids(core_ids, "core_ids", len(cores), "core")
+        k = len(core_ids)
+        hull_ids = as_indices(hull_ids, "hull_ids")
+        if hull_ids.shape != (k,):
+            raise ValueError(f"hull_ids: expected shape ({k},), got {hull_ids.shape}")
+        bad = np.flatnonzero((hull_ids < -1) | (hull_ids >= len(hulls)))
+        if len(bad):
+            raise ValueError(f"hull_ids[{bad[0]}]: hull id {hull_ids[bad[0]]} not in the table (size {len(hulls)}) "
+                             "nor -1")
+        poses = batch_poses(poses, "poses", k)
+        mesh_pose = checked_pose(mesh_pose, "mesh_pose")
+        margins = batch_margins(margins, "margins", k)
+        boxes = tuple(as_array(b, f"boxes[{c}]", shape) for c, (b, shape) in enumerate(zip(boxes, _BOX_SHAPES)))
+        for c, b in enumerate(boxes):
+            if b.shape[:1] != (k,):
+                raise ValueError(f"boxes[{c}]: expected {k} rows, got shape {b.shape}")
+    else:
+        core_ids, hull_ids = np.asarray(core_ids, np.int64), np.asarray(hull_ids, np.int64)
+        k = len(core_ids)
+        margins = np.broadcast_to(np.asarray(margins, np.float64), (k,))
     cs = cores.starts
     ranges = np.zeros((k, 8), np.int64)
     ranges[:, 0], ranges[:, 1] = cs[core_ids], cs[core_ids + 1]

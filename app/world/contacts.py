@@ -1137,7 +1137,7 @@ class ContactManager:
             mesh = bodies[mesh_body].shapes[int(words[sel[0], 2 if f else 3])]
             out = collide_convex_trimesh_pairs(self._cores, self._hulls, info.core[pc], info.hull[pc],
                                                (info.center[pc], info.axes[pc], info.half[pc]), pose[b], mesh,
-                                               pose[mesh_body], margins[sel])
+                                               pose[mesh_body], margins[sel], check=False)
             if not len(out):
                 continue
             keys = words[sel[out.pair], :5].copy()

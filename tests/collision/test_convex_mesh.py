@@ -250,10 +250,20 @@ def test_batch_equals_one_call_per_piece(flip_mesh):
     assert total > 20
 
 
-def test_batch_refuses_ids_outside_its_tables():
+def test_batch_refuses_bad_arguments_by_name():
     cores, hulls = CoreTable([Sphere(0.5)]), HullTable()
     boxes = (np.zeros((1, 3)), np.eye(3)[None], np.ones((1, 3)))
-    with pytest.raises(ValueError, match="core_ids"):
-        collide_convex_trimesh_pairs(cores, hulls, [3], [-1], boxes, pose()[None], ball_mesh(), pose(), [0.0])
-    with pytest.raises(ValueError, match="hull_ids"):
-        collide_convex_trimesh_pairs(cores, hulls, [0], [0], boxes, pose()[None], ball_mesh(), pose(), [0.0])
+    good = dict(cores=cores, hulls=hulls, core_ids=[0], hull_ids=[-1], boxes=boxes, poses=pose(t=(0, 1.8, 0))[None],
+                mesh=ball_mesh(), mesh_pose=pose(), margins=[0.0])
+    assert len(collide_convex_trimesh_pairs(**good)) == 1  # (a sphere through the ball's surface)
+    nan = pose()
+    nan[0, 3] = np.nan
+    squeezed = pose()
+    squeezed[0, 0] = 0.5
+    for change, name in [({"core_ids": [3]}, "core_ids"), ({"hull_ids": [0]}, "hull_ids"),
+                         ({"hull_ids": [-1, -1]}, "hull_ids"), ({"poses": nan[None]}, "poses"),
+                         ({"poses": squeezed[None]}, "poses"), ({"mesh_pose": nan}, "mesh_pose"),
+                         ({"margins": [-1.0]}, "margins"), ({"boxes": (np.zeros((2, 3)),) + boxes[1:]}, "boxes"),
+                         ({"mesh": Sphere(1.0)}, "mesh")]:
+        with pytest.raises(ValueError, match=name):
+            collide_convex_trimesh_pairs(**{**good, **change})
