@@ -1,6 +1,6 @@
 """Rigid-body dynamics: step time of falling and settling boxes and concave bodies against pybullet, one run, medians.
 
-Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box] [--budget S]
+Run: ``.venv/bin/python benchmarks/bench_dynamics.py [--quick] [--ground plane|box|mesh] [--budget S]
 [--scene box100|box1000|u|mesh] [--steps]``
 
 Scenes (issue 7's benchmark), the same for both contenders:
@@ -89,7 +89,14 @@ step of the N = 1000 scene under cProfile, top 15 functions by tottime.
 The half-space ground is paired with every moving body each step (it has no
 AABB), one ``collide_shapes`` call per body from Python; ``--ground box``
 puts the ground through the broad phase and the batched hull kernel instead,
-so only the bodies near it are paired.
+so only the bodies near it are paired. ``--ground mesh`` makes the ground a
+static triangle mesh, the route of a person's own static concave or open
+mesh (a terrain, a room, a bowl): a flat floor at y = 0, 40 x 40 m of 80 x 80
+cells, two triangles each (12,800 triangles, an open surface), ours a
+:class:`obbcollide.shapes.TriMesh` body (its exact surface:
+:func:`obbcollide.convex_mesh.collide_convex_trimesh_pairs`), pybullet's a
+``GEOM_MESH`` of the same vertices and indices with
+``GEOM_FORCE_CONCAVE_TRIMESH`` on a static body (a ``btBvhTriangleMeshShape``).
 
 ``--steps`` adds table [5], the fall window step by step: both engines' step times and the
 contact points each solved in that step (ours: the points the dynamics took; pybullet:
@@ -126,7 +133,7 @@ from app.scene.mesh_io import load_mesh  # noqa: E402
 from app.scene.pieces import DecomposeSettings, convex_pieces  # noqa: E402
 from app.scene.loader import mass_properties  # noqa: E402
 from app.world.world import Body, World, pose_matrix, rotation  # noqa: E402
-from obbcollide.shapes import Hull  # noqa: E402
+from obbcollide.shapes import Hull, TriMesh  # noqa: E402
 from tests._bodies import box_body, ground_body  # noqa: E402
 
 try:
@@ -144,6 +151,7 @@ DAMPING = (0.01, 0.05)  # linear, angular, per second (our defaults)
 SLOW = 0.05           # m/s: "at rest"
 SUNK = 0.05           # m: a body whose lowest point is deeper than this has sunk
 GROUND_BOX = (100.0, 0.5, 100.0)  # half extents of the --ground box, top face at y = 0
+FLOOR = (40.0, 80)  # the --ground mesh floor at y = 0: side (m), cells along a side
 U_PARTS = [((-0.4, 0.0, 0.0), (0.1, 0.5, 0.2)), ((0.4, 0.0, 0.0), (0.1, 0.5, 0.2)),
            ((0.0, -0.4, 0.0), (0.3, 0.1, 0.2))]  # (centre, half extents) of the U's boxes, model frame
 MESH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "meshes")
@@ -184,6 +192,18 @@ def u_mesh():
 
 
 @functools.lru_cache(maxsize=None)
+def floor_mesh():
+    """The ``--ground mesh`` floor: ``(vertices (n, 3), faces (m, 3))``, the plane y = 0 cut into
+    FLOOR's square cells, two triangles each, wound to face +y."""
+    side, n = FLOOR
+    xs = np.linspace(-side / 2, side / 2, n + 1)
+    x, z = np.meshgrid(xs, xs)
+    v = np.stack([x.ravel(), np.zeros(x.size), z.ravel()], axis=1)
+    a = (np.arange(n)[:, None] * (n + 1) + np.arange(n)[None, :]).ravel()  # each cell's corner at (i, j)
+    f = np.concatenate([np.stack([a, a + n + 1, a + 1], 1), np.stack([a + 1, a + n + 1, a + n + 2], 1)])
+    return v, f.astype(np.int64)
+
+
 def mesh_models():
     """The "mesh" scene's models: a list of ``(name, vertices (n, 3), faces (m, 3), ConvexPieces,
     MassProperties)``, loaded, scaled, turned and decomposed once (V-HACD results cached on disk)."""
@@ -217,6 +237,10 @@ def collision_points(body):
 def our_ground(kind):
     if kind == "plane":
         return ground_body(size=100.0)
+    if kind == "mesh":
+        v, f = floor_mesh()
+        tree = co.OBBTree(v, f)
+        return Body("ground", v, f, tree, np.eye(4), (0.5, 0.5, 0.5), motion="static", shapes=[TriMesh(tree)])
     return box_body("ground", GROUND_BOX, (0.0, -GROUND_BOX[1], 0.0), motion="static")
 
 
@@ -314,6 +338,11 @@ def bullet_world(kind, starts, ground):
                                  physicsClientId=cid)
     if ground == "plane":
         gshape = pb.createCollisionShape(pb.GEOM_PLANE, planeNormal=[0, 1, 0], physicsClientId=cid)
+        gpos = [0, 0, 0]
+    elif ground == "mesh":
+        v, f = floor_mesh()
+        gshape = pb.createCollisionShape(pb.GEOM_MESH, vertices=v.tolist(), indices=f.ravel().tolist(),
+                                         flags=pb.GEOM_FORCE_CONCAVE_TRIMESH, physicsClientId=cid)
         gpos = [0, 0, 0]
     else:
         gshape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=list(GROUND_BOX), physicsClientId=cid)
@@ -646,8 +675,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="N = 100 boxes and 100 U shapes only, 3 simulated seconds")
     ap.add_argument("--no-sleep", action="store_true", help="no sleeping on either side (time the settled solve)")
-    ap.add_argument("--ground", choices=("plane", "box"), default="plane",
-                    help="ours: half-space (default) or a static box hull; pybullet: GEOM_PLANE or GEOM_BOX")
+    ap.add_argument("--ground", choices=("plane", "box", "mesh"), default="plane",
+                    help="ours: half-space (default), a static box hull or a static triangle-mesh floor; "
+                         "pybullet: GEOM_PLANE, GEOM_BOX or a concave GEOM_MESH")
     ap.add_argument("--budget", type=float, default=150.0,
                     help="wall seconds allowed for ours at N = 1000 before capping at 3 simulated s")
     ap.add_argument("--scene", choices=("box100", "box1000", "u", "mesh"), default=None,
