@@ -586,6 +586,45 @@ def test_l_throws_a_ball_along_the_view_that_falls(session):
     assert session.world.bodies[session.selected] is chosen  # the selection follows its body
 
 
+def test_a_throw_into_a_scene_kilometres_across_stays_within_what_the_step_integrates(tmp_path):
+    """A terrain file 4,000 units across (millimetres, read as metres with nothing else in the
+    scene to compare with) and nothing that moves: the ball is big enough to see from the camera,
+    and no throw, Shift or not, is slowed by the step's speed bound (which would say so in a
+    message) or misses the point the camera looks at."""
+    from app.scene.loader import load_mesh_body
+    from app.world.world import MAX_SPEED, World
+
+    n = 20
+    xs = np.linspace(-2000.0, 2000.0, n + 1)
+    x, z = np.meshgrid(xs, xs)
+    v = np.stack([x.ravel(), 100.0 * np.sin(x.ravel() / 500.0), z.ravel()], axis=1)
+    a = (np.arange(n)[:, None] * (n + 1) + np.arange(n)[None, :]).ravel()
+    f = np.concatenate([np.stack([a, a + n + 1, a + 1], 1), np.stack([a + 1, a + n + 1, a + n + 2], 1)])
+    path = tmp_path / "terrain_mm.obj"
+    trimesh.Trimesh(v, f, process=False).export(path)
+    terrain, _ = load_mesh_body(str(path), motion="static", cache=False)
+    s = Session(World([terrain]))
+    s.camera.width, s.camera.height = W, H
+    s.frame_camera()
+    said = []
+    say = s.say
+    s.say = lambda text, *args, **kwargs: (said.append(text), say(text, *args, **kwargs))
+    distance = np.linalg.norm(s.camera.target - s.camera.eye)
+    assert distance > 1000.0
+    for shift in (False, True):
+        s.key("L", shift=shift)
+        ball = s.world.bodies[-1]
+        assert ball.shapes[0].radius >= 0.005 * distance
+        assert np.linalg.norm(ball.velocity) < 0.2 * MAX_SPEED
+        g = s.world.dynamics.gravity
+        t = np.linspace(0.0, 30.0, 300001)[:, None]
+        path = ball.pose[:3, 3] + ball.velocity * t + 0.5 * g * t * t
+        assert np.min(np.linalg.norm(path - s.camera.target, axis=1)) < 1e-3 * distance
+    for _ in range(30):
+        s.update(1 / 60)
+    assert len(said) >= 2 and not [m for m in said if "beyond what the step" in m], said
+
+
 def test_y_turns_continuous_detection_off_and_on(session):
     from tests._bodies import ball_body
 
