@@ -88,11 +88,11 @@ class KeyActions:
         self.depth = int(np.clip(self.depth + delta, 0, deepest))
 
     def do_throw(self, _arg, shift):
-        """A ball from the camera at the point it looks at, half the size of a typical body (with
-        no body that moves, a hundredth of the camera's distance), reaching it in about half a
-        second (Shift: 3x faster) but never faster than a tenth of what the step integrates
-        (a scene kilometres across), aimed high by what gravity takes on the way; the oldest
-        thrown balls go once there are more than MAX_THROWN."""
+        """A ball from the camera at the point it looks at, half the size of a typical body
+        (thrown balls aside; with no body that moves, a hundredth of the camera's distance),
+        reaching it in about half a second (Shift: 3x faster) but never faster than a quarter of
+        what the step integrates (a scene kilometres across), aimed high by what gravity takes on
+        the way; the oldest thrown balls go once there are more than MAX_THROWN."""
         from ..scene.loader import projectile_body
         from ..world.world import MAX_SPEED
 
@@ -100,9 +100,9 @@ class KeyActions:
         ahead = self.camera.target - eye
         distance = float(np.linalg.norm(ahead))
         ahead /= distance
-        sizes = [b.radius for b in self.world.bodies if b.motion != "static"]
+        sizes = [b.radius for b in self.world.bodies if b.motion != "static" and b not in self._thrown]
         radius = 0.5 * float(np.median(sizes)) if sizes else max(0.1, 0.01 * distance)
-        speed = min((3.0 if shift else 1.0) * max(3.0, 2.0 * distance), 0.1 * MAX_SPEED)
+        speed = min((3.0 if shift else 1.0) * max(3.0, 2.0 * distance), 0.25 * MAX_SPEED)
         start = eye + ahead * 2 * radius
         flight = distance / speed  # the ballistic throw that reaches the target after this long
         velocity = (self.camera.target - start) / flight - 0.5 * self.world.dynamics.gravity * flight

@@ -614,8 +614,8 @@ def test_a_throw_into_a_scene_kilometres_across_stays_within_what_the_step_integ
     for shift in (False, True):
         s.key("L", shift=shift)
         ball = s.world.bodies[-1]
-        assert ball.shapes[0].radius >= 0.005 * distance
-        assert np.linalg.norm(ball.velocity) < 0.2 * MAX_SPEED
+        assert ball.shapes[0].radius == pytest.approx(0.01 * distance)  # (the first ball does not shrink the next)
+        assert np.linalg.norm(ball.velocity) < 0.3 * MAX_SPEED
         g = s.world.dynamics.gravity
         t = np.linspace(0.0, 30.0, 300001)[:, None]
         path = ball.pose[:3, 3] + ball.velocity * t + 0.5 * g * t * t
