@@ -58,8 +58,7 @@ from .manifold import _FACE_B, KIND_NAMES, Manifold
 from ._validate import MAX_COORD, as_array, as_indices, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .transform import checked_pose
-from .tree_box_query import _near_box_kernel
-from .tree_pair import _relative_t
+from .tree_box_query import near_box_faces
 
 __all__ = ["collide_convex_trimesh", "collide_convex_trimesh_pairs", "TriMeshManifolds", "POINT_KIND",
            "MESH_KIND_NAMES"]
@@ -299,28 +298,6 @@ def _patch_corners(points, m, n, tol, out):
 
 
 @njit
-def _near_faces(nodes, links, triangles, tri_index, pose_b, centre, axes, half, scratch):
-    """Face indices (sorted) of the mesh posed by ``pose_b`` whose leaf boxes overlap the world box
-    ``centre, axes`` (rows), ``half`` (:func:`collision.tree_box_query.triangles_near_box`)."""
-    box = np.empty((1, 16))
-    for a in range(3):
-        box[0, a] = centre[a]
-        box[0, 12 + a] = half[a]
-        for b in range(3):
-            box[0, 3 + 3 * a + b] = axes[a, b]
-    box[0, 15] = np.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2])
-    r, t = _relative_t(pose_b, np.eye(4))
-    c_model, ax_model = np.empty(3), np.empty((3, 3))
-    for j in range(3):  # the box in the mesh's model frame
-        c_model[j] = ((centre[0] - pose_b[0, 3]) * pose_b[0, j] + (centre[1] - pose_b[1, 3]) * pose_b[1, j]
-                      + (centre[2] - pose_b[2, 3]) * pose_b[2, j])
-        for a in range(3):
-            ax_model[a, j] = axes[a, 0] * pose_b[0, j] + axes[a, 1] * pose_b[1, j] + axes[a, 2] * pose_b[2, j]
-    k = _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c_model, ax_model, half, scratch)
-    return np.sort(scratch[:k])
-
-
-@njit
 def _group_into(faces, tris, count, kind, normal, pa, pb, depth, tol, pair, at, o_pair, o_key, o_count, o_normal,
                 o_pa, o_pb, o_depth, o_ids, o_kind, o_tests, o_sat):
     """The per-triangle contacts of one piece (from :func:`_convex_trimesh_kernel`) grouped into
@@ -504,7 +481,7 @@ def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges
             for b in range(3):
                 axes[a, b] = (box_axes[t, a, 0] * pose[b, 0] + box_axes[t, a, 1] * pose[b, 1]
                               + box_axes[t, a, 2] * pose[b, 2])
-        faces = _near_faces(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch)
+        faces = near_box_faces(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch)
         nt = faces.shape[0]
         if nt == 0:
             continue

@@ -19,7 +19,7 @@ from ._validate import as_array
 from .mesh_query import _pose, _relative_t, _tree, boxes_overlap
 from .obb_tree import OBBTree
 
-__all__ = ["triangles_near_box", "triangles_near_box_brute", "test_triangle_box_kernel"]
+__all__ = ["triangles_near_box", "triangles_near_box_brute", "near_box_faces", "test_triangle_box_kernel"]
 
 
 @njit
@@ -101,13 +101,27 @@ def _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c, axes, e, 
     return n
 
 
-def _box_row(center, axes, half_extents):
-    row = np.zeros((1, 16))
-    row[0, 0:3] = center
-    row[0, 3:12] = np.asarray(axes).reshape(9)
-    row[0, 12:15] = half_extents
-    row[0, 15] = float(np.linalg.norm(half_extents))
-    return row
+@njit
+def near_box_faces(nodes, links, triangles, tri_index, pose_b, centre, axes, half, scratch):
+    """:func:`triangles_near_box` on the tree's arrays, without the argument checks: the faces
+    (sorted) of the tree posed by ``pose_b`` that intersect the world box ``centre`` (3,), ``axes``
+    (3, 3) rows, ``half`` (3,); ``scratch`` (one slot per face) holds them while found."""
+    box = np.empty((1, 16))
+    for a in range(3):
+        box[0, a] = centre[a]
+        box[0, 12 + a] = half[a]
+        for b in range(3):
+            box[0, 3 + 3 * a + b] = axes[a, b]
+    box[0, 15] = np.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2])
+    r, t = _relative_t(pose_b, np.eye(4))
+    c_model, ax_model = np.empty(3), np.empty((3, 3))
+    for j in range(3):  # the box in the mesh's model frame
+        c_model[j] = ((centre[0] - pose_b[0, 3]) * pose_b[0, j] + (centre[1] - pose_b[1, 3]) * pose_b[1, j]
+                      + (centre[2] - pose_b[2, 3]) * pose_b[2, j])
+        for a in range(3):
+            ax_model[a, j] = axes[a, 0] * pose_b[0, j] + axes[a, 1] * pose_b[1, j] + axes[a, 2] * pose_b[2, j]
+    k = _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c_model, ax_model, half, scratch)
+    return np.sort(scratch[:k])
 
 
 def triangles_near_box(tree: OBBTree, pose: ArrayLike, center: ArrayLike, axes: ArrayLike,
@@ -141,15 +155,8 @@ def triangles_near_box(tree: OBBTree, pose: ArrayLike, center: ArrayLike, axes: 
         raise ValueError(f"axes: expected shape (3, 3), got {ax.shape}")
     if np.any(h < 0):
         raise ValueError("half_extents: must be >= 0")
-    # the box lives in world coordinates: place it in the tree's frame
-    r, t = _relative_t(p, np.eye(4))
-    rot = p[:3, :3]
-    c_model = (c - p[:3, 3]) @ rot
-    ax_model = ax @ rot
-    out = np.empty(len(tree.faces), np.int64)
-    n = _near_box_kernel(tree.nodes, tree.links, tree.triangles, tree.tri_index, _box_row(c, ax, h), r, t,
-                         c_model, ax_model, h, out)
-    return np.sort(out[:n])
+    return near_box_faces(tree.nodes, tree.links, tree.triangles, tree.tri_index, p, c, ax, h,
+                          np.empty(len(tree.faces), np.int64))
 
 
 def triangles_near_box_brute(tree, pose, center, axes, half_extents):
