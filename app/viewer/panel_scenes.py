@@ -28,9 +28,11 @@ def _state(session):
         st["dialog"] = None
         st["seen"] = None
     if session.scene_path != st["seen"]:  # a scene came in (from here, F6, the command line)
-        st["seen"] = session.scene_path
-        if session.scene_path and not st["save_as"]:
+        # "Save as" follows the scene unless the person typed or chose another path there: left
+        # on the last scene's file, it would save this scene over that one
+        if session.scene_path and st["save_as"] in ("", st["seen"]):
             st["save_as"] = session.scene_path
+        st["seen"] = session.scene_path
     return st
 
 

@@ -315,3 +315,20 @@ def test_open_path_loads_a_scene_or_adds_a_mesh_and_remembers_it(session, tmp_pa
     settle()
     assert len(session.world.bodies) >= 6 and session.world.bodies[session.selected].name.startswith("bowl")
     assert recent.items == [os.path.abspath(mesh), os.path.abspath(scene)]
+
+
+def test_save_as_follows_the_scene_unless_a_path_was_typed(session):
+    """Found by hand: after F6 the "Save as" field still named the first scene's file, so its
+    Save button would have written the new scene over the old one."""
+    from types import SimpleNamespace
+
+    from app.viewer.panel_scenes import _state
+
+    session.gui = SimpleNamespace(state={})
+    session.scene_path = "/scenes/stacks.toml"
+    assert _state(session)["save_as"] == "/scenes/stacks.toml"
+    session.scene_path = "/scenes/bowl_pile.toml"  # the next scene (F6)
+    assert _state(session)["save_as"] == "/scenes/bowl_pile.toml"
+    _state(session)["save_as"] = "/home/me/mine.toml"  # typed by the person
+    session.scene_path = "/scenes/primitives.toml"
+    assert _state(session)["save_as"] == "/home/me/mine.toml"
