@@ -11,7 +11,11 @@ from the library's recording functions:
 - the separating axis (:mod:`collision.separating_axis`) of a convex pair: the
   chosen convex pieces of the two bodies, or the node pair of the traversal
   step; with both projection intervals and the gap, or the axis of least
-  penetration when none separates;
+  penetration when none separates. A body that collides as its exact surface
+  (a static concave or open mesh, :class:`collision.shapes.TriMesh`) has no
+  convex pieces: its "pieces" are its triangles, each a flat two-sided
+  polygon, as the narrow phase tests them one by one; the automatic choice
+  is the deepest or closest triangle;
 - GJK step by step (:func:`collision.gjk_record.gjk_steps`) on the two pieces;
 - the vector-symbol factors D, I, C, E (seed 003) of the two pieces.
 
@@ -44,6 +48,11 @@ GJK_MARKER_PX = 8  # half a GJK support point's or closest point's cross
 # pair moves (the panel says so); a new pair, piece or step recomputes at once.
 SLOW_S = 0.005
 REFRESH_S = 0.25
+# Against a triangle mesh, the automatic choice scores (GJK / EPA) this many triangles nearest
+# each convex piece of the other body (by the distance from the piece's centre, less its radius).
+MESH_CANDIDATES = 24
+# ... and then every triangle that could do better than the best of those, up to this many.
+MAX_TRIANGLE_SCORES = 400
 
 COLORS = {
     "current": (1.00, 0.85, 0.10),
@@ -61,6 +70,32 @@ COLORS = {
 def _unit(x):
     n = float(np.linalg.norm(x))
     return x / n if n > 0 else x
+
+
+def mesh_of(body):
+    """The body's :class:`collision.shapes.TriMesh` (it collides as its exact surface), or None."""
+    for s in getattr(body, "shapes", ()):
+        if isinstance(s, co.TriMesh):
+            return s
+    return None
+
+
+def triangle_piece(tree, k):
+    """Face ``k`` of ``tree`` as a flat, two-sided :class:`collision.convex.ConvexPolyhedron`
+    (model frame): its two polygons are the triangle seen from either side, its three edges
+    the triangle's. The separating axes of a convex piece and a triangle are then the ones the
+    narrow phase tries (RTCD 5.2.1): the triangle's normal, the piece's face normals and the
+    cross products of their edges. None for a triangle of zero area."""
+    v = np.ascontiguousarray(tree.vertices[tree.faces[k]], dtype=np.float64)
+    n = np.cross(v[1] - v[0], v[2] - v[0])
+    length = float(np.linalg.norm(n))
+    if not length > 0.0:
+        return None
+    n = n / length
+    return co.ConvexPolyhedron(vertices=v, triangles=np.array([[0, 1, 2], [0, 2, 1]], np.int64),
+                               polygons=[np.array([0, 1, 2], np.int64), np.array([0, 2, 1], np.int64)],
+                               normals=np.stack([n, -n]), offsets=np.array([n @ v[0], -(n @ v[0])]),
+                               edges=np.array([[0, 1], [1, 2], [0, 2]], np.int64))
 
 
 class PairInspector:
@@ -165,20 +200,23 @@ class PairInspector:
     # -- convex pieces -----------------------------------------------------------------------
 
     def pieces(self, body):
-        """``[(ConvexPolyhedron in the model frame, label)]``: the body's convex pieces (a scene
-        file's decomposition, a primitive's hull), else the convex hull of its mesh; [] for a
-        flat mesh (a ground)."""
+        """``[(ConvexPolyhedron in the model frame, label)]``: the convex pieces of a body that
+        collides as convex pieces (a scene file's decomposition, a primitive's hull), else the
+        convex hull of its mesh; [] for a flat mesh (a ground) and for a body that collides as
+        its triangles (:func:`mesh_of`; :meth:`piece` gives those)."""
         key = id(body)
         hit = self._pieces.get(key)
         if hit is not None and hit[0] is body:
             return hit[1]
         out = []
-        if body.pieces is not None:
+        if mesh_of(body) is not None:
+            pass
+        elif body.pieces is not None:
             out = [(h, f"piece {i} ({len(h.vertices)} vertices)") for i, h in enumerate(body.pieces.hulls)]
         else:
             hulls = [s.poly for s in getattr(body, "shapes", []) if isinstance(s, co.Hull)]
             out = [(h, f"hull {i} ({len(h.vertices)} vertices)") for i, h in enumerate(hulls)]
-        if not out:
+        if not out and mesh_of(body) is None:
             try:
                 h = co.ConvexPolyhedron.from_points(np.asarray(body.vertices, float))
                 out = [(h, f"convex hull of the mesh ({len(h.vertices)} vertices)")]
@@ -187,25 +225,61 @@ class PairInspector:
         self._pieces[key] = (body, out)
         return out
 
+    def piece(self, body, k):
+        """``(ConvexPolyhedron in the model frame, label)`` of piece ``k``: a convex piece, or
+        for a body that collides as its triangles, its triangle ``k`` (:func:`triangle_piece`)."""
+        mesh = mesh_of(body)
+        if mesh is None:
+            return self.pieces(body)[k]
+        key = ("triangle", id(mesh.tree), int(k))
+        hit = self._pieces.get(key)
+        if hit is None or hit[0] is not mesh.tree:
+            if len(self._pieces) > 4096:
+                self._pieces.clear()
+            hit = (mesh.tree, (triangle_piece(mesh.tree, int(k)), f"triangle {int(k)} of its surface"))
+            self._pieces[key] = hit
+        return hit[1]
+
+    def piece_count(self, body):
+        """How many pieces :meth:`piece` may be asked for (a triangle-mesh body: its faces)."""
+        mesh = mesh_of(body)
+        return len(self.pieces(body)) if mesh is None else len(mesh.tree.faces)
+
+    def choices(self, body):
+        """``[(index, label)]`` a person may pick from for ``body``'s piece: every convex piece,
+        or for a triangle-mesh body the triangles the automatic choice last scored (and the
+        one chosen)."""
+        if mesh_of(body) is None:
+            return list(enumerate(lab for _, lab in self.pieces(body)))
+        near = set(self._cache.get("near_triangles", {}).get(id(body), ()))
+        side = 0 if self.pair() is not None and self.bodies[self.pair()[0]] is body else 1
+        if self.piece_choice[side] is not None:
+            near.add(self.piece_choice[side])
+        return [(k, self.piece(body, k)[1]) for k in sorted(near)]
+
     def _posed(self, body, k):
-        return self.pieces(body)[k][0].transformed(body.pose)
+        return self.piece(body, k)[0].transformed(body.pose)
 
     def piece_pair(self):
-        """``(piece of A, piece of B, automatic)``, or None when a body has no convex piece.
+        """``(piece of A, piece of B, automatic)``, or None when a body has no convex piece or
+        both collide as triangle meshes.
 
         Automatic: the pair with the deepest overlap, else the closest pair (GJK distance
         between the hulls, EPA depth when they overlap; RTCD 9.5), among the 24 whose
-        bounding spheres come nearest."""
+        bounding spheres come nearest (against a triangle mesh: among each piece's
+        :data:`MESH_CANDIDATES` nearest triangles)."""
         ab = self.pair()
         if ab is None:
             return None
         a, b = (self.bodies[k] for k in ab)
-        pa, pb = self.pieces(a), self.pieces(b)
-        if not pa or not pb:
+        if mesh_of(a) is not None and mesh_of(b) is not None:
+            return None
+        na, nb = self.piece_count(a), self.piece_count(b)
+        if not na or not nb:
             return None
         ca, cb = self.piece_choice
-        ca = ca if ca is not None and ca < len(pa) else None
-        cb = cb if cb is not None and cb < len(pb) else None
+        ca = ca if ca is not None and ca < na and self._usable(a, ca) else None
+        cb = cb if cb is not None and cb < nb and self._usable(b, cb) else None
         if ca is not None and cb is not None:
             return ca, cb, False
         ident, poses = ("auto", id(a), id(b), ca, cb), (a.pose.tobytes(), b.pose.tobytes())
@@ -215,29 +289,136 @@ class PairInspector:
         i, j = self._cache["auto"]
         return i, j, True
 
-    def _closest_pieces(self, a, b, ca, cb):
-        rows = [ca] if ca is not None else range(len(self.pieces(a)))
-        cols = [cb] if cb is not None else range(len(self.pieces(b)))
-        cands = []
+    def no_pieces_reason(self):
+        """Why :meth:`piece_pair` is None for the pair, in a few words."""
+        ab = self.pair()
+        if ab is None:
+            return "no pair"
+        if all(mesh_of(self.bodies[k]) is not None for k in ab):
+            return "both bodies collide as triangle meshes (both static, they never touch)"
+        return "a body has no convex piece (a flat ground)"
+
+    def _usable(self, body, k):
+        return mesh_of(body) is None or self.piece(body, k)[0] is not None
+
+    def _spheres(self, body, rows):
+        """World centres (n, 3) and radii (n,) of the bounding spheres of ``body``'s convex pieces ``rows``."""
+        c, r = [], []
         for i in rows:
-            hi = self.pieces(a)[i][0]
-            ci = a.pose[:3, :3] @ hi.vertices.mean(0) + a.pose[:3, 3]
-            ri = np.max(np.linalg.norm(hi.vertices - hi.vertices.mean(0), axis=1))
-            for j in cols:
-                hj = self.pieces(b)[j][0]
-                cj = b.pose[:3, :3] @ hj.vertices.mean(0) + b.pose[:3, 3]
-                rj = np.max(np.linalg.norm(hj.vertices - hj.vertices.mean(0), axis=1))
-                cands.append((np.linalg.norm(ci - cj) - ri - rj, i, j))
-        cands.sort()
+            v = self.piece(body, i)[0].vertices
+            m = v.mean(0)
+            c.append(body.pose[:3, :3] @ m + body.pose[:3, 3])
+            r.append(float(np.max(np.linalg.norm(v - m, axis=1))))
+        return np.array(c).reshape(-1, 3), np.array(r)
+
+    def _near_triangles(self, convex, rows, mesh_body):
+        """``[(score, piece, triangle)]``: for each convex piece of ``convex`` in ``rows``, the
+        :data:`MESH_CANDIDATES` triangles of ``mesh_body`` nearest its bounding sphere (the
+        distance from its centre to the triangle, less its radius), found among the
+        4 x :data:`MESH_CANDIDATES` whose bounding spheres come nearest."""
+        tree = mesh_of(mesh_body).tree
+        key = ("triangles", id(tree))
+        hit = self._pieces.get(key)
+        if hit is None or hit[0] is not tree:
+            tri = tree.vertices[tree.faces]
+            area2 = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+            ok = np.flatnonzero(area2 > 0.0)
+            mid = tri[ok].mean(1)
+            reach = np.linalg.norm(tri[ok] - mid[:, None], axis=2).max(1)
+            hit = (tree, (tri[ok], ok, mid, reach))
+            self._pieces[key] = hit
+        tri, ok, mid, reach = hit[1]
+        centres, radii = self._spheres(convex, rows)
+        rot, t = mesh_body.pose[:3, :3], mesh_body.pose[:3, 3]
+        local = (centres - t) @ rot  # the pieces' centres in the mesh's frame
+        bound = np.linalg.norm(local[:, None] - mid[None], axis=2) - reach[None]  # (pieces, triangles)
+        keep = min(4 * MESH_CANDIDATES, len(ok))
+        near = np.argpartition(bound, keep - 1, axis=1)[:, :keep]
+        p = np.repeat(local, keep, axis=0)
+        t3 = tri[near.ravel()]
+        d = (np.linalg.norm(co.closest_pt_point_triangle(p, t3[:, 0], t3[:, 1], t3[:, 2]) - p, axis=1)
+             .reshape(len(local), keep) - radii[:, None])
+        out = []
+        for x, i in enumerate(rows):
+            best = np.argsort(d[x], kind="stable")[:MESH_CANDIDATES]
+            out += [(float(d[x, k]), i, int(ok[near[x, k]])) for k in best]
+        return out
+
+    def _closest_pieces(self, a, b, ca, cb):
+        ma, mb = mesh_of(a) is not None, mesh_of(b) is not None
+        rows = [ca] if ca is not None else range(self.piece_count(a))
+        cols = [cb] if cb is not None else range(self.piece_count(b))
+        if ma or mb:
+            return self._closest_triangle(a, b, rows, cols)
+        (c_a, r_a), (c_b, r_b) = self._spheres(a, rows), self._spheres(b, cols)
+        gap = np.linalg.norm(c_a[:, None] - c_b[None], axis=2) - r_a[:, None] - r_b[None]
+        cands = sorted((float(gap[x, y]), i, j) for x, i in enumerate(rows) for y, j in enumerate(cols))
         if len(cands) == 1:
             return cands[0][1], cands[0][2]
         best = None
         for _, i, j in cands[:24]:  # the bounding spheres' order, then GJK / EPA on the nearest few
-            r = co.convex_penetration(self.pieces(a)[i][0].vertices, a.pose, self.pieces(b)[j][0].vertices, b.pose)
-            score = -r.depth  # the distance when apart, minus the depth when overlapping
+            score = self._score(a, i, b, j)
             if best is None or score < best[0]:
                 best = (score, i, j)
         return best[1], best[2]
+
+    def _score(self, a, i, b, j):
+        """GJK's distance of piece ``i`` of ``a`` and piece ``j`` of ``b``, minus EPA's depth when they overlap."""
+        return -co.convex_penetration(self.piece(a, i)[0].vertices, a.pose, self.piece(b, j)[0].vertices, b.pose).depth
+
+    def _closest_triangle(self, a, b, rows, cols):
+        """The deepest (else the closest) pair of a convex piece and a triangle, one of ``a`` and
+        ``b`` a triangle-mesh body. First the :meth:`_near_triangles` of each piece are scored;
+        then, with the best score ``s`` so far, every triangle that could do better is scored
+        too: one that overlaps the piece's box grown by ``max(s, 0)`` (a triangle nearer than
+        ``s`` to the piece, or overlapping it, overlaps that box; :func:`collision.triangles_near_box`),
+        up to :data:`MAX_TRIANGLE_SCORES` in all."""
+        swap = mesh_of(a) is not None
+        convex, mesh_body, pieces, tris = (b, a, cols, rows) if swap else (a, b, rows, cols)
+
+        def score(i, j):  # i a piece of the convex body, j a triangle (either way round, the same answer)
+            return self._score(convex, i, mesh_body, j)
+
+        fixed = list(tris) if len(tris) == 1 else None  # a triangle chosen by hand
+        cands = ([(0.0, i, fixed[0]) for i in pieces] if fixed else self._near_triangles(convex, pieces, mesh_body))
+        cands.sort()
+        seen, best = set(), None
+        for _, i, j in cands[:24]:
+            seen.add((i, j))
+            sc = score(i, j)
+            if best is None or sc < best[0]:
+                best = (sc, i, j)
+        if not fixed:
+            tree, budget = mesh_of(mesh_body).tree, MAX_TRIANGLE_SCORES
+            rot, t = convex.pose[:3, :3], convex.pose[:3, 3]
+            for i in pieces:
+                c, axes, half = self._piece_box(convex, i)
+                near = co.triangles_near_box(tree, mesh_body.pose, rot @ c + t, axes @ rot.T,
+                                             half + max(best[0], 0.0))
+                for j in near:
+                    if (i, int(j)) in seen or self.piece(mesh_body, int(j))[0] is None:
+                        continue
+                    if budget == 0:
+                        break
+                    budget -= 1
+                    seen.add((i, int(j)))
+                    sc = score(i, int(j))
+                    if sc < best[0]:
+                        best = (sc, i, int(j))
+        _, i, j = best
+        # The panel offers the triangles scored first and the winner.
+        self._cache.setdefault("near_triangles", {})[id(mesh_body)] = sorted({c[2] for c in cands[:24]} | {j})
+        return (j, i) if swap else (i, j)
+
+    def _piece_box(self, body, k):
+        """The vertex-covariance OBB ``(centre, axes rows, half)`` of a convex piece, model frame."""
+        key = ("box", id(body), int(k))
+        hit = self._pieces.get(key)
+        if hit is None or hit[0] is not body:
+            obb = co.OBB.from_points(self.piece(body, k)[0].vertices)
+            hit = (body, (obb.center, obb.axes, obb.half_extents))
+            self._pieces[key] = hit
+        return hit[1]
 
     def _reusable(self, name, ident, poses):
         """May the cached ``name`` be shown? Yes for the same pair, pieces and step at the same
@@ -346,10 +527,10 @@ class PairInspector:
         source = self.axis_source
         pp = self.piece_pair() if source == "pieces" else None
         if source == "pieces" and pp is None:
-            source, note = "nodes", "a body has no convex piece (a flat ground): the node pair's axis instead"
+            source, note = "nodes", f"{self.no_pieces_reason()}: the node pair's axis instead"
         if source == "pieces":
             a, b = self.bodies[ab[0]], self.bodies[ab[1]]
-            ha, hb = self.pieces(a)[pp[0]][0], self.pieces(b)[pp[1]][0]
+            ha, hb = self.piece(a, pp[0])[0], self.piece(b, pp[1])[0]
             work = (len(ha.edges) * len(hb.edges)) * (len(ha.vertices) + len(hb.vertices))
             if work > MAX_AXIS_WORK:
                 source = "nodes"
@@ -366,7 +547,7 @@ class PairInspector:
         if source == "pieces":
             sa, sb = self._posed(self.bodies[ab[0]], pp[0]), self._posed(self.bodies[ab[1]], pp[1])
             table = convex_convex_axes(sa, sb)
-            labels = (self.pieces(self.bodies[ab[0]])[pp[0]][1], self.pieces(self.bodies[ab[1]])[pp[1]][1])
+            labels = (self.piece(self.bodies[ab[0]], pp[0])[1], self.piece(self.bodies[ab[1]], pp[1])[1])
         else:
             sa, sb = self.node_boxes(k)
             table = box_box_axes(*sa, *sb)
@@ -405,8 +586,8 @@ class PairInspector:
         if self._cache.get("gjk_key") != key:
             a, b = self.bodies[ab[0]], self.bodies[ab[1]]
             self._cache["gjk_key"] = key
-            self._cache["gjk"] = gjk_steps(self.pieces(a)[pp[0]][0].vertices, a.pose,
-                                           self.pieces(b)[pp[1]][0].vertices, b.pose)
+            self._cache["gjk"] = gjk_steps(self.piece(a, pp[0])[0].vertices, a.pose,
+                                           self.piece(b, pp[1])[0].vertices, b.pose)
         return self._cache["gjk"]
 
     def current_gjk_step(self):
@@ -600,8 +781,8 @@ class PairInspector:
             ia, ib = s.next_support
             a = self.bodies[ab[0]]
             b = self.bodies[ab[1]]
-            pa = a.pose[:3, :3] @ self.pieces(a)[pp[0]][0].vertices[ia] + a.pose[:3, 3]
-            pb = b.pose[:3, :3] @ self.pieces(b)[pp[1]][0].vertices[ib] + b.pose[:3, 3]
+            pa = a.pose[:3, :3] @ self.piece(a, pp[0])[0].vertices[ia] + a.pose[:3, 3]
+            pb = b.pose[:3, :3] @ self.piece(b, pp[1])[0].vertices[ib] + b.pose[:3, 3]
             draw.points(np.stack([pa, pb]), COLORS["next"])
             draw.segments(np.stack([pa, pb])[None], COLORS["next"])
         draw.marker_px = marker

@@ -15,7 +15,7 @@ from imgui_bundle import imgui, implot
 
 from obbcollide.traversal_record import AXIS_NAMES
 
-from .inspect import COLORS, MAX_DRAWN_PAIRS
+from .inspect import COLORS, MAX_DRAWN_PAIRS, mesh_of
 
 __all__ = ["SECTIONS", "draw_pair_section", "draw_traversal_section", "draw_separating_axis_section",
            "draw_gjk_section"]
@@ -97,22 +97,26 @@ def draw_pair_section(session):
     pp = ins.piece_pair()
     a, b = (bodies[i] for i in ins.pair())
     if pp is None:
-        _hint("a body has no convex piece (a flat ground): the traversal and the node pair's axis only")
+        _hint(f"{ins.no_pieces_reason()}: the traversal and the node pair's axis only")
         return
     for side, body, idx in (("A", a, pp[0]), ("B", b, pp[1])):
-        pieces = ins.pieces(body)
-        labels = ["auto: deepest / closest pair"] + [lab for _, lab in pieces]
+        choices = ins.choices(body)
+        meshy = mesh_of(body) is not None
+        labels = ["auto: deepest / closest " + ("triangle" if meshy else "pair")] + [lab for _, lab in choices]
         chosen = ins.piece_choice[0 if side == "A" else 1]
+        at = [k for k, _ in choices]
         imgui.set_next_item_width(-110)
-        changed, k = imgui.combo(f"piece of {side}", 0 if chosen is None else chosen + 1, labels)
+        changed, k = imgui.combo(f"piece of {side}", 0 if chosen not in at else at.index(chosen) + 1, labels)
         _mark(session, f"pair:piece{side}")
         if changed:
             c = list(ins.piece_choice)
-            c[0 if side == "A" else 1] = None if k == 0 else k - 1
+            c[0 if side == "A" else 1] = None if k == 0 else at[k - 1]
             ins.piece_choice = tuple(c)
             ins.gjk_step = None
         if chosen is None:
-            imgui.text_colored(GREY, f"  auto: {pieces[idx][1]}")
+            imgui.text_colored(GREY, f"  auto: {ins.piece(body, idx)[1]}")
+        if meshy:
+            _hint(f"{body.name} collides as its exact surface: its pieces are its triangles, tested one by one")
 
 
 # -- item 3: the traversal ---------------------------------------------------------------------

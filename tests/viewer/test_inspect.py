@@ -184,8 +184,8 @@ def test_axis_of_the_pieces_is_the_sat_answer(pile):
         assert auto
         view = ins.axis_view()
         assert view["source"] == "pieces" and view["note"] == ""
-        sa = ins.pieces(pile.world.bodies[ins.pair()[0]])[i][0].transformed(pile.world.bodies[ins.pair()[0]].pose)
-        sb = ins.pieces(pile.world.bodies[ins.pair()[1]])[j][0].transformed(pile.world.bodies[ins.pair()[1]].pose)
+        sa = ins.piece(pile.world.bodies[ins.pair()[0]], i)[0].transformed(pile.world.bodies[ins.pair()[0]].pose)
+        sb = ins.piece(pile.world.bodies[ins.pair()[1]], j)[0].transformed(pile.world.bodies[ins.pair()[1]].pose)
         ref = co.convex_convex_sat(sa, None, sb, None)
         t = view["table"]
         assert t.gap[t.best] == pytest.approx(-ref.depth, abs=1e-9)
@@ -196,7 +196,7 @@ def test_axis_of_the_pieces_is_the_sat_answer(pile):
 
 
 def test_auto_pieces_are_the_deepest_or_closest(pile):
-    pick_pair(pile, "bowl", "knot")
+    pick_pair(pile, "knot", "blob")
     ins = pile.inspector
     i, j, _ = ins.piece_pair()
     a, b = (pile.world.bodies[k] for k in ins.pair())
@@ -213,6 +213,85 @@ def test_auto_pieces_are_the_deepest_or_closest(pile):
     # A piece chosen by hand is kept.
     ins.piece_choice = (0, 1)
     assert ins.piece_pair() == (0, 1, False)
+
+
+def _piece_triangle_score(ins, a, p, b, q):
+    """GJK's distance of a convex piece and a triangle (its three corners), minus SAT's depth on overlap."""
+    pa, tri = ins.piece(a, p)[0], ins.piece(b, q)[0]
+    g = co.gjk_distance(pa.vertices, a.pose, tri.vertices, b.pose)
+    if not g.overlap:
+        return g.distance
+    return -co.convex_convex_sat(pa.transformed(a.pose), None, tri.transformed(b.pose), None).depth
+
+
+@pytest.mark.parametrize("steps", [0, 40, 100])
+def test_a_mesh_that_collides_as_its_surface_offers_its_triangles(pile_world, steps):
+    """The bowl collides as its triangles (a TriMesh): the pieces are its triangles, and the
+    automatic one is the deepest (else the closest) against every piece of the other body:
+    brute force over every triangle within reach of each piece's bounding sphere."""
+    s = Session(pile_world)
+    s.world.paused = False
+    for _ in range(steps):
+        s.update(1 / 60)
+    s.world.paused = True
+    ins = s.inspector
+    for name in ("knot", "gear", "blob"):
+        pick_pair(s, name, "bowl")
+        a, b = (s.world.bodies[k] for k in ins.pair())
+        assert ins.pieces(b) == [] and ins.piece_count(b) == len(b.faces)
+        i, j, auto = ins.piece_pair()
+        assert auto and ins.piece(b, j)[1] == f"triangle {j} of its surface"
+        chosen = _piece_triangle_score(ins, a, i, b, j)
+        tri = b.vertices[b.faces] @ b.pose[:3, :3].T + b.pose[:3, 3]
+        best = np.inf
+        for p in range(ins.piece_count(a)):
+            v = ins.piece(a, p)[0].vertices @ a.pose[:3, :3].T + a.pose[:3, 3]
+            c = v.mean(0)
+            r = np.linalg.norm(v - c, axis=1).max()
+            q = co.closest_pt_point_triangle(np.broadcast_to(c, tri[:, 0].shape), tri[:, 0], tri[:, 1], tri[:, 2])
+            for k in np.flatnonzero(np.linalg.norm(q - c, axis=1) <= r + max(chosen, 0.0) + 1e-9):
+                if ins.piece(b, int(k))[0] is not None:
+                    best = min(best, _piece_triangle_score(ins, a, p, b, int(k)))
+        assert chosen <= best + 1e-7, name
+        # Swapped, the same pair the other way round; the panel offers the triangles it scored.
+        pick_pair(s, "bowl", name)
+        assert ins.piece_pair() == (j, i, True)
+        assert j in [k for k, _ in ins.choices(b)]
+        # The separating-axis view is that of the piece and the triangle, as the narrow phase tests them.
+        view = ins.axis_view()
+        assert view["source"] == "pieces" and view["labels"][0] == f"triangle {j} of its surface"
+        assert view["table"].gap[view["table"].best] == pytest.approx(
+            -co.convex_convex_sat(ins.piece(b, j)[0].transformed(b.pose), None,
+                                  ins.piece(a, i)[0].transformed(a.pose), None).depth, abs=1e-9)
+        # A triangle chosen by hand is kept; the piece of the other body is then the best against it.
+        ins.piece_choice = (j, None)
+        assert ins.piece_pair()[0] == j
+
+
+def test_a_triangle_piece_separates_as_its_three_corners(pile):
+    """Two-sided and flat: SAT on it (the separating-axis view's table) agrees with GJK on its corners."""
+    from app.viewer.inspect import triangle_piece
+
+    rng = np.random.default_rng(7)
+    tree = co.OBBTree(rng.normal(size=(3, 3)), np.array([[0, 1, 2]]))
+    tri = triangle_piece(tree, 0)
+    assert len(tri.edges) == 3 and np.allclose(tri.normals[0], -tri.normals[1])
+    hull = co.ConvexPolyhedron.from_points(rng.normal(size=(12, 3)) * 0.6)
+    agree = 0
+    for _ in range(300):
+        pose = np.eye(4)
+        pose[:3, 3] = rng.normal(size=3) * 1.2
+        moved = hull.transformed(pose)
+        sat = co.convex_convex_sat(moved, None, tri, None)
+        gjk = co.gjk_distance(hull.vertices, pose, tri.vertices, np.eye(4))
+        if gjk.distance > 1e-9 or not sat.separated:
+            assert sat.separated == (not gjk.overlap)
+            if sat.separated:
+                assert -sat.depth <= gjk.distance + 1e-9  # a separating axis's gap is at most the distance
+            agree += 1
+    assert agree > 250
+    flat = co.OBBTree(np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0]]), np.array([[0, 1, 2], [0, 1, 3]]))
+    assert triangle_piece(flat, 0) is None and triangle_piece(flat, 1) is not None
 
 
 def test_axis_of_the_node_pair_follows_the_step(demo):
@@ -264,7 +343,7 @@ def test_gjk_steps_of_the_pieces(pile):
     ins = pile.inspector
     i, j, _ = ins.piece_pair()
     a, b = (pile.world.bodies[k] for k in ins.pair())
-    ref = co.gjk_distance(ins.pieces(a)[i][0].vertices, a.pose, ins.pieces(b)[j][0].vertices, b.pose)
+    ref = co.gjk_distance(ins.piece(a, i)[0].vertices, a.pose, ins.piece(b, j)[0].vertices, b.pose)
     steps = ins.gjk()
     assert steps[-1].distance == pytest.approx(ref.distance, abs=1e-12)
     assert ins.current_gjk_step() == len(steps) - 1
@@ -286,8 +365,8 @@ def test_vector_symbol_factors_of_the_pieces(pile):
         ins = pile.inspector
         i, j, _ = ins.piece_pair()
         ba, bb = (pile.world.bodies[k] for k in ins.pair())
-        ma = co.StandardModel.from_polyhedron(ins.pieces(ba)[i][0]).transformed(ba.pose)
-        mb = co.StandardModel.from_polyhedron(ins.pieces(bb)[j][0]).transformed(bb.pose)
+        ma = co.StandardModel.from_polyhedron(ins.piece(ba, i)[0]).transformed(ba.pose)
+        mb = co.StandardModel.from_polyhedron(ins.piece(bb, j)[0]).transformed(bb.pose)
         ref = co.model_collision_factor(ma, mb)
         f = ins.factors()
         r = f["result"]
