@@ -32,7 +32,7 @@ BINDINGS = [
     ("BRACKETRIGHT", "depth", 1, "show OBB tree one level deeper"),
     ("BRACKETLEFT", "depth", -1, "show OBB tree one level shallower"),
     ("V", "toggle", "aabbs", "world AABBs (broad phase) on / off"),
-    ("K", "toggle", "pieces", "convex pieces (scene files' decomposition) on / off"),
+    ("K", "toggle", "pieces", "convex pieces the bodies collide as (scene files' decomposition) on / off"),
     ("T", "toggle", "triangles", "colliding triangles on / off"),
     ("G", "toggle", "segments", "intersection curves on / off"),
     ("C", "toggle", "contacts", "contact points and normals on / off"),

@@ -173,8 +173,8 @@ class OverlayDrawing:
                 draw._add_lines(aabb_lines(boxes[:, 0], boxes[:, 1]), COLORS["aabbs"])
         if self.flags["pieces"]:
             for b in world.bodies:
-                if b.pieces is None:
-                    continue
+                if b.pieces is None or any(isinstance(s, co.TriMesh) for s in b.shapes):
+                    continue  # none, or a decomposition the body does not collide as (it does as its triangles)
                 r, t = b.pose[:3, :3], b.pose[:3, 3]
                 for hull in b.pieces.hulls:
                     seg = hull.vertices[hull.edges] @ r.T + t

@@ -437,3 +437,16 @@ def test_a_new_pair_starts_afresh(pile):
     assert ins.piece_pair()[:2] == (3, 2) and ins.current_step() == 1
     pile.key("TAB")  # another A: automatic pieces, the whole traversal
     assert ins.pair() is not None and ins.piece_choice == (None, None) and ins.step is None
+
+
+def test_convex_pieces_overlay_leaves_out_a_body_that_collides_as_its_triangles(pile):
+    """K draws the convex pieces each body collides as: the bowl has a decomposition on file, but
+    it collides as its exact surface, so its pieces are not drawn."""
+    bowl = pile.world.bodies[names(pile).index("bowl")]
+    assert bowl.pieces is not None and any(isinstance(s, co.TriMesh) for s in bowl.shapes)
+    pile.key("K")
+    _, colors, _, _ = pile.overlays()
+    drawn = rows(colors, COLORS["pieces"]).sum() // 2  # two vertices a segment
+    expected = sum(len(h.edges) for b in pile.world.bodies if b.pieces is not None and b is not bowl
+                   for h in b.pieces.hulls)
+    assert drawn == expected > 0
