@@ -206,11 +206,14 @@ def _rotate(rot, p):
 
 @njit
 def _convex_trimesh_kernel(shape_kind, core, radius, hull_normals, face_start, face_verts, pose_a, centre, tris,
-                           margin, count, normal, pa, pb, depth, kind):
+                           margin, near, count, normal, pa, pb, depth, kind):
     """Every candidate triangle against the piece: its face patch, else one GJK / EPA point.
 
     Writes per triangle ``count`` (0-4), ``normal``, ``pa``, ``pb`` (4, 3), ``depth`` (4,),
-    ``kind`` (1 face patch, 2 single point, 0 none).
+    ``kind`` (1 face patch, 2 single point, 0 none). The face patches come first; a triangle
+    without one whose corners all lie within ``near`` / 2 of a patch's plane gets no point (the
+    grouping drops a point within ``near`` of a patch's plane: :func:`_group_into`), which spares
+    the GJK / EPA query of every neighbour on a flat floor.
     """
     rot = pose_a[:3, :3]
     trans = (pose_a[0, 3], pose_a[1, 3], pose_a[2, 3])
@@ -219,14 +222,32 @@ def _convex_trimesh_kernel(shape_kind, core, radius, hull_normals, face_start, f
     buf_b = np.empty((_CLIP_CAP, 3))
     eye = np.eye(4)
     no_simplex = np.zeros((0, 2), np.int32)
-    for i in range(tris.shape[0]):
+    nt = tris.shape[0]
+    for i in range(nt):
         tri = tris[i]
         cnt, n = _triangle_patch(shape_kind, core, radius, hull_normals, face_start, face_verts, rot, trans, c,
                                  tri, margin, buf_a, buf_b, pa[i], pb[i], depth[i])
+        count[i] = cnt
+        kind[i] = 1 if cnt > 0 else 0
         if cnt > 0:
-            count[i] = cnt
-            kind[i] = 1
             v.store(normal, i, n)
+    for i in range(nt):
+        if kind[i] != 0:
+            continue
+        tri = tris[i]
+        skip = False  # all three corners within near / 2 of a patch's plane: so is every point of it
+        for p in range(nt):
+            if kind[p] == 1:
+                plane = v.row(normal, p)
+                off = v.dot(plane, v.row(tris[p], 0))
+                skip = True
+                for c3 in range(3):
+                    if abs(v.dot(plane, v.row(tri, c3)) - off) > 0.5 * near:
+                        skip = False
+                        break
+                if skip:
+                    break
+        if skip:
             continue
         d, nw, pts, _, _ = _penetration_query(core, pose_a, tri, eye, radius, 0.0, no_simplex,
                                               GJK_MAX_ITERATIONS, EPA_MAX_ITERATIONS)
@@ -494,11 +515,11 @@ def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges
         normal, pa, pb, depth = np.zeros((nt, 3)), np.zeros((nt, 4, 3)), np.zeros((nt, 4, 3)), np.zeros((nt, 4))
         p0, p1, n0, n1, s0, s1, f0, f1 = ranges[t]
         hull = n1 > n0
-        _convex_trimesh_kernel(2 if hull else 0, points[p0:p1], 0.0 if hull else radius[t], normals[n0:n1],
-                               face_start[s0:s1], face_verts[f0:f1], pose, centre, tris, margin, count, normal, pa,
-                               pb, depth, kind)
         scale = max(box_half[t, 0], box_half[t, 1], box_half[t, 2]) + margin
         tol = 1e-9 * max(1.0, scale)
+        _convex_trimesh_kernel(2 if hull else 0, points[p0:p1], 0.0 if hull else radius[t], normals[n0:n1],
+                               face_start[s0:s1], face_verts[f0:f1], pose, centre, tris, margin, 1e3 * tol, count,
+                               normal, pa, pb, depth, kind)
         need = done + nt
         o_pair, o_key, o_count, o_kind, o_tests = (_grown(o_pair, need), _grown(o_key, need), _grown(o_count, need),
                                                    _grown(o_kind, need), _grown(o_tests, need))

@@ -16,7 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._jit import njit
 from ._validate import as_array
-from .mesh_query import _pose, _relative_t, _tree, boxes_overlap
+from .mesh_query import _pose, _relative_t, _tree
+from .tree_pair import _b_frame, _overlap_in
 from .obb_tree import OBBTree
 
 __all__ = ["triangles_near_box", "triangles_near_box_brute", "near_box_faces", "test_triangle_box_kernel"]
@@ -79,10 +80,11 @@ def _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c, axes, e, 
     stack[0] = 0
     top = 1
     n = 0
+    bf = _b_frame(box, 0, r, t)  # the query box in the tree's frame, once for every node
     while top > 0:
         top -= 1
         k = stack[top]
-        if not boxes_overlap(nodes, k, box, 0, r, t):
+        if not _overlap_in(nodes, k, box, 0, bf):
             continue
         child = links[k, 0]
         if child < 0:

@@ -200,6 +200,42 @@ def test_grouping_on_a_tessellated_floor_equals_the_python_twin(seed):
         same_manifolds(got, collide_convex_trimesh_py(piece, p, floor, pose(), 0.02))
 
 
+def test_a_resting_box_skips_the_points_of_its_coplanar_neighbours():
+    """A box resting on a tessellated floor: the triangles beside its face (within the margin, no
+    face patch) lie in the patches' plane, so the kernel gives them no GJK / EPA point; the
+    manifolds equal the twin's, which computes every such point and then drops it."""
+    from obbcollide.convex_mesh import _convex_trimesh_kernel
+
+    from obbcollide.hull_data import HullData
+
+    rng = np.random.default_rng(3)
+    floor = grid_floor(12, 3.0)
+    skipped = 0
+    for _ in range(24):
+        h = rng.uniform(0.1, 0.5, 3)
+        piece = box_hull(h)
+        rot = trimesh.transformations.rotation_matrix(rng.uniform(0, 2 * math.pi), [0, 1, 0])[:3, :3]
+        p = pose(rot, (rng.uniform(-2, 2), h[1] + rng.uniform(-0.01, 0.015), rng.uniform(-2, 2)))
+        same_manifolds(collide_convex_trimesh(piece, p, floor, pose(), 0.02),
+                       collide_convex_trimesh_py(piece, p, floor, pose(), 0.02))
+        c, axes, half = local_box(piece)
+        centre = p[:3, :3] @ c + p[:3, 3]
+        faces = co.triangles_near_box(floor.tree, pose(), centre, axes @ p[:3, :3].T, half + 0.02)
+        tris = np.ascontiguousarray(floor.tree.vertices[floor.tree.faces[faces]])
+        hd = HullData.from_polyhedron(piece.poly)
+        kinds = []
+        for near in (1e-6, -1.0):
+            k = len(faces)
+            out = (np.zeros(k, np.int64), np.zeros((k, 3)), np.zeros((k, 4, 3)), np.zeros((k, 4, 3)),
+                   np.zeros((k, 4)), np.zeros(k, np.int64))
+            _convex_trimesh_kernel(2, hd.vertices, 0.0, hd.normals, hd.face_start, hd.face_verts, p, centre, tris,
+                                   0.02, near, *out)
+            kinds.append(out[-1])
+        assert np.all(kinds[0][kinds[0] != 0] == kinds[1][kinds[0] != 0])  # the patches are the same
+        skipped += int(((kinds[0] == 0) & (kinds[1] == 2)).sum())
+    assert skipped >= 8
+
+
 def test_a_curved_patch_keeps_its_deepest_point():
     """A face patch over several triangles of a curved mesh is not one plane: the deepest of its
     points can lie between two corners of its outline, and the manifold still holds it (its depth
