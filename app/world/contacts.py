@@ -106,7 +106,7 @@ _NO_ENDS = (np.zeros(0, np.int64), np.zeros(0, np.bool_), [], 1)  # (last step's
 
 # Shape kinds, for choosing the batch a piece pair goes to.
 _HULL, _SPHERE, _CAPSULE, _HALF, _MESH, _OTHER = range(6)
-_CORE_KINDS = (_HULL, _SPHERE, _CAPSULE)
+_CORE_KINDS = (_HULL, _SPHERE, _CAPSULE)  # (the kinds up to _CAPSULE)
 
 
 @dataclass(eq=False)
@@ -1075,13 +1075,14 @@ class ContactManager:
         convex pieces against a mesh, which go to :meth:`_mesh_pairs`; a store of their manifolds
         in key order."""
         pose = table.state.pose
-        rows, meshed = [], []
-        for k in index:
+        index = np.asarray(index, np.int64)
+        w = words[index]
+        ka, kb = info.kind[info.start[w[:, 0]] + w[:, 2]], info.kind[info.start[w[:, 1]] + w[:, 3]]
+        meshy = ((ka == _MESH) & (kb <= _CAPSULE)) | ((kb == _MESH) & (ka <= _CAPSULE))  # (_CORE_KINDS: 0-2)
+        meshed = index[meshy]
+        rows = []
+        for k in index[~meshy]:
             i, j, p, q = (int(x) for x in words[k, :4])
-            ka, kb = info.kind[info.start[i] + p], info.kind[info.start[j] + q]
-            if (ka == _MESH and kb in _CORE_KINDS) or (kb == _MESH and ka in _CORE_KINDS):
-                meshed.append(k)
-                continue
             margin = float(margins[k])
             sa, sb = bodies[i].shapes[p], bodies[j].shapes[q]
             if isinstance(sb, TriMesh) or isinstance(sa, TriMesh):  # (not a convex piece: refused there)
@@ -1110,9 +1111,9 @@ class ContactManager:
             st.sat[r] = -1
             st.points_a[r, :c], st.points_b[r, :c] = m.points_a, m.points_b
             st.depths[r, :c], st.ids[r, :c] = m.depths, m.ids
-        if meshed:
-            st = ContactStore(data=np.concatenate([st.data, self._mesh_pairs(bodies, table, info, words, margins,
-                                                                             meshed).data]))
+        if len(meshed):
+            mesh_st = self._mesh_pairs(bodies, table, info, words, margins, meshed)
+            st = mesh_st if not rows else ContactStore(data=np.concatenate([st.data, mesh_st.data]))
         return sort_store(st)  # (a mesh's triangle groups come in their own order)
 
     def _mesh_pairs(self, bodies, table, info, words, margins, index):
@@ -1130,7 +1131,8 @@ class ContactManager:
         other = np.where(flip, words[:, 0], words[:, 1])
         margins = np.asarray(margins)[index]
         parts = []
-        for g, f in sorted({(int(g), bool(f)) for g, f in zip(mesh_row, flip)}):
+        groups = np.unique(2 * mesh_row + flip)  # (each mesh row and side once, in that order)
+        for g, f in zip((groups // 2).tolist(), (groups % 2 == 1).tolist()):
             sel = np.flatnonzero((mesh_row == g) & (flip == f))
             b, pc = body[sel], piece[sel]
             mesh_body = int(other[sel[0]])
