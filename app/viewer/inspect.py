@@ -210,13 +210,14 @@ class PairInspector:
             return hit[1]
         out = []
         if mesh_of(body) is not None:
-            pass
-        elif body.pieces is not None:
+            self._pieces[key] = (body, out)
+            return out
+        if body.pieces is not None:
             out = [(h, f"piece {i} ({len(h.vertices)} vertices)") for i, h in enumerate(body.pieces.hulls)]
         else:
             hulls = [s.poly for s in getattr(body, "shapes", []) if isinstance(s, co.Hull)]
             out = [(h, f"hull {i} ({len(h.vertices)} vertices)") for i, h in enumerate(hulls)]
-        if not out and mesh_of(body) is None:
+        if not out:
             try:
                 h = co.ConvexPolyhedron.from_points(np.asarray(body.vertices, float))
                 out = [(h, f"convex hull of the mesh ({len(h.vertices)} vertices)")]
@@ -266,8 +267,8 @@ class PairInspector:
 
         Automatic: the pair with the deepest overlap, else the closest pair (GJK distance
         between the hulls, EPA depth when they overlap; RTCD 9.5), among the 24 whose
-        bounding spheres come nearest (against a triangle mesh: among each piece's
-        :data:`MESH_CANDIDATES` nearest triangles)."""
+        bounding spheres come nearest; against a triangle mesh, the deepest or closest
+        triangle (:meth:`_closest_triangle`)."""
         ab = self.pair()
         if ab is None:
             return None
