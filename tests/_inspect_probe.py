@@ -161,6 +161,7 @@ def main(config_path, out):
         "gjk_step": ins.current_gjk_step(),
         "gjk_steps": None if ins.gjk() is None else len(ins.gjk()),
         "axis_source": ins.axis_source,
+        "axis_labels": None if ins.axis_view() is None else list(ins.axis_view()["labels"]),
         "hud": session.hud_lines(),
         "pair_lines": ins.hud_lines(session.flags),
         "messages": [m[0] for m in session.messages],

@@ -102,3 +102,19 @@ def test_ctrl_click_and_keys_in_the_window(tmp_path, display):  # noqa: F811
     assert (report["selected"], report["partner"]) == ("crate", "can")
     assert report["flags"]["traversal"] and report["trav_step"] == min(1, report["box_tests"] - 1)
     assert any("pair: crate and can" in m for m in report["messages"])
+
+
+def test_a_pair_with_a_mesh_that_collides_as_its_triangles(tmp_path, display):  # noqa: F811
+    """The knot against the bowl (which collides as its exact surface): the panel's pair and axis
+    sections draw with a triangle as the bowl's piece, and the scene shows both outlines."""
+    from app.viewer.inspect import COLORS as C
+
+    report, img = probe(tmp_path, display, scene="bowl_pile", select="knot", partner="bowl", hud=False, frames=4,
+                        flags=dict(QUIET, traversal=False, axis=True, gjk=False),
+                        sections=["Pair", "Separating axis", "GJK and vector symbols"])
+    assert (report["selected"], report["partner"]) == ("knot", "bowl")
+    assert any(line.startswith("axis (the pieces):") for line in report["pair_lines"])
+    assert report["axis_labels"][0].startswith("piece ") and report["axis_labels"][1].startswith("triangle ")
+    assert not any("error" in m.lower() or "failed" in m.lower() for m in report["messages"])
+    right = img[:, PANEL_W + 5:]
+    assert count(right, C["interval_a"]) > 50 and count(right, C["interval_b"]) > 5
