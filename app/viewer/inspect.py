@@ -332,9 +332,11 @@ class PairInspector:
         centres, radii = self._spheres(convex, rows)
         rot, t = mesh_body.pose[:3, :3], mesh_body.pose[:3, 3]
         local = (centres - t) @ rot  # the pieces' centres in the mesh's frame
-        bound = np.linalg.norm(local[:, None] - mid[None], axis=2) - reach[None]  # (pieces, triangles)
         keep = min(4 * MESH_CANDIDATES, len(ok))
-        near = np.argpartition(bound, keep - 1, axis=1)[:, :keep]
+        near = np.empty((len(local), keep), np.int64)
+        for x, c in enumerate(local):  # a piece at a time: a scan's million triangles times many pieces is a lot
+            bound = np.linalg.norm(mid - c, axis=1) - reach
+            near[x] = np.argpartition(bound, keep - 1)[:keep]
         p = np.repeat(local, keep, axis=0)
         t3 = tri[near.ravel()]
         d = (np.linalg.norm(co.closest_pt_point_triangle(p, t3[:, 0], t3[:, 1], t3[:, 2]) - p, axis=1)
