@@ -289,6 +289,11 @@ def clean_mesh(vertices, faces, name="mesh", progress=None):
     return np.ascontiguousarray(v), np.ascontiguousarray(f)
 
 
+# What a reader's exception most likely means, in the words of the file (the exception follows it).
+_READ_HINTS = ((IndexError, "a face refers to a vertex the file does not have"),
+               (UnicodeDecodeError, "its bytes are not text in the format its name says"))
+
+
 def load_mesh(path, scale=1.0, progress=None):
     """Read and clean a mesh file.
 
@@ -337,8 +342,9 @@ def load_mesh(path, scale=1.0, progress=None):
         raise
     except Exception as exc:  # trimesh raises many kinds for broken files
         detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-        raise MeshLoadError(f"{path}: cannot read a mesh ({type(exc).__name__}{': ' + detail if detail else ''})") \
-            from None
+        hint = next((h for kind, h in _READ_HINTS if isinstance(exc, kind)), "")
+        raise MeshLoadError(f"{path}: cannot read a mesh{': ' + hint if hint else ''} "
+                            f"({type(exc).__name__}{': ' + detail if detail else ''})") from None
     if len(raw.faces) > MAX_TRIANGLES:
         raise _too_many(path, len(raw.faces))
     vertices, faces = raw.vertices.view(np.ndarray), raw.faces.view(np.ndarray)

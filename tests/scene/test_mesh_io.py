@@ -385,6 +385,15 @@ def test_scene_with_mixed_visuals_and_a_point_cloud(tmp_path):
     assert m.vertices.max() < 9.0  # no point of the cloud became a vertex
 
 
+def test_a_face_past_the_vertices_is_named_as_such(tmp_path):
+    """An OBJ whose face refers to a vertex it does not have: the message names the file and says so."""
+    path = tmp_path / "short.obj"
+    path.write_text("v 0 0 0\nv 1 0 0\nf 1 2 3\n")
+    with pytest.raises(MeshLoadError) as err:
+        load_mesh(path)
+    assert str(err.value).startswith(f"{path}: cannot read a mesh: a face refers to a vertex the file does not have")
+
+
 def test_scene_of_only_points_is_an_error(tmp_path):
     path = tmp_path / "points.glb"
     trimesh.Scene([trimesh.PointCloud(np.random.default_rng(3).random((20, 3)))]).export(path)
