@@ -435,7 +435,7 @@ def body_spec(body):
         angles = Rotation.from_matrix(r).as_euler("xyz", degrees=True)
     d = SAVE_DECIMALS
     return dataclasses.replace(
-        base, position=_rounded(t, d["position"]), rotation_deg=_rounded(angles, d["rotation_deg"]),
+        base, name=body.name, position=_rounded(t, d["position"]), rotation_deg=_rounded(angles, d["rotation_deg"]),
         velocity=_rounded(body.velocity, d["velocity"]), angular_velocity=_rounded(body.spin, d["angular_velocity"]),
         motion=body.motion, color=tuple(float(c) for c in body.color))
 

@@ -57,7 +57,7 @@ except ModuleNotFoundError:  # Python 3.10
 from ..assets import assets_dir
 
 __all__ = ["BodySpec", "SceneSpec", "SceneError", "read_scene", "save_scene", "format_scene", "save_path",
-           "scene_registry", "user_data_dir", "SHAPES", "MOTIONS"]
+           "unique_name", "scene_registry", "user_data_dir", "SHAPES", "MOTIONS"]
 
 SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "height"),
           "cylinder": ("radius", "height"), "plane": ("size",)}
@@ -119,6 +119,17 @@ class SceneSpec:
     gravity: tuple = (0.0, -9.81, 0.0)
     path: str = None
     category: str = None          # the viewer's scene list groups the scenes by it
+
+
+def unique_name(name, taken):
+    """``name``, or when ``taken`` (a set of names) has it, ``"name (k)"`` with the smallest k >= 2
+    not taken: a scene's bodies have distinct names (:func:`read_scene` refuses a repeated one)."""
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name} ({k})" in taken:
+        k += 1
+    return f"{name} ({k})"
 
 
 def _where(path, index, name):

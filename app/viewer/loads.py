@@ -73,12 +73,14 @@ class SceneLoads:
     def _place_mesh(self, job):
         """Put a loaded mesh body in the world: in free space, selected, in view."""
         from ..scene.placement import ground_for, place_body, size_note
+        from ..scene.scene_file import unique_name
 
         body, notes = job["result"]
         if body is None:
             self.say(notes, error=True)
             return False
         bodies = self.world.bodies
+        body.name = unique_name(body.name, {b.name for b in bodies})  # the same file twice: "name (2)"
         ground = ground_for(body, bodies, self.camera.target)
         if ground is not None:
             bodies.append(ground)
@@ -246,16 +248,19 @@ class SceneLoads:
         save) instead; the message says where.
         """
         from ..scene.loader import body_spec
-        from ..scene.scene_file import SceneSpec, leading_comments, save_path, save_scene
+        from ..scene.scene_file import SceneSpec, leading_comments, save_path, save_scene, unique_name
 
         source = path or self.scene_path or os.path.join(self.screenshot_dir, "scene.toml")
         target, copy = save_path(source)
         bodies, skipped = [], []
         for b in self.world.bodies:
             try:
-                bodies.append(body_spec(b))
+                spec = body_spec(b)
             except ValueError:
                 skipped.append(b.name)
+                continue
+            spec.name = unique_name(spec.name, {s.name for s in bodies})  # the file reads back whole
+            bodies.append(spec)
         base = getattr(self.world, "scene", None)
         spec = SceneSpec(bodies=bodies, name=getattr(base, "name", "scene"), dt=self.world.dt,
                          gravity=tuple(float(g) for g in self.world.dynamics.gravity),

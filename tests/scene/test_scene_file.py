@@ -1022,3 +1022,12 @@ def test_an_unexpected_failure_loses_only_that_body(tmp_path, monkeypatch):
     world, errors = load_scene(path, cache=str(tmp_path / "cache"))
     assert [b.name for b in world.bodies] == ["first", "last"]
     assert errors == [f"{path}: body 'middle': loading failed (KeyError: 'a bug')"]
+
+
+def test_unique_name_numbers_a_repeated_name():
+    from app.scene.scene_file import unique_name
+
+    assert unique_name("cup", set()) == "cup"
+    assert unique_name("cup", {"cup"}) == "cup (2)"
+    assert unique_name("cup", {"cup", "cup (2)", "cup (3)"}) == "cup (4)"
+    assert unique_name("cup (2)", {"cup", "cup (2)"}) == "cup (2) (2)"

@@ -141,6 +141,30 @@ def test_save_keeps_a_dropped_mesh_in_its_own_frame(tmp_path):
     np.testing.assert_allclose(np.sort(wa, axis=0), np.sort(wb, axis=0), rtol=0, atol=1e-6)
 
 
+def test_the_same_file_added_twice_saves_and_reads_back_whole(tmp_path):
+    """Two bodies from one file get distinct names ("cup.stl", "cup.stl (2)"), so the saved
+    scene reads back with both (a scene file refuses a repeated name: one body was lost)."""
+    import trimesh
+
+    path = tmp_path / "cup.stl"
+    trimesh.creation.cylinder(radius=0.3, height=0.5).export(path)
+    s = Session(World([]))
+    assert s.add_mesh(str(path), motion="dynamic", wait=True)
+    assert s.add_mesh(str(path), motion="dynamic", wait=True)
+    names = [b.name for b in s.world.bodies if b.name.startswith("cup")]
+    assert names == ["cup.stl", "cup.stl (2)"]
+    out = tmp_path / "saved.toml"
+    s.save_scene(str(out))
+    world, errors = load_scene(str(out))
+    assert errors == []
+    assert [b.name for b in world.bodies] == [b.name for b in s.world.bodies]
+    # A session whose bodies share a name anyway (renamed by hand) still saves a readable file.
+    s.world.bodies[-1].name = "cup.stl"
+    s.save_scene(str(out))
+    world, errors = load_scene(str(out))
+    assert errors == [] and len(world.bodies) == len(s.world.bodies)
+
+
 def test_failed_save_loses_nothing(tmp_path, monkeypatch):
     import os
 
