@@ -45,14 +45,20 @@ def make_body(name, vertices, faces, pose, color, spin=(0, 0, 0)):
 
 
 def projectile_body(name, radius, position, velocity, density=1000.0):
-    """A dynamic ball (an exact sphere for collisions) to throw into the scene."""
+    """A dynamic ball (an exact sphere for collisions) to throw into the scene; a saved scene
+    keeps it as a sphere primitive (its ``spec``)."""
     import trimesh
+
+    from .scene_file import BodySpec
 
     m = trimesh.creation.icosphere(subdivisions=2, radius=radius)
     v, f = np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
-    body = Body(name, v, f, co.OBBTree(v, f), pose_matrix(None, position), (0.95, 0.85, 0.35),
+    color, restitution = (0.95, 0.85, 0.35), 0.3
+    body = Body(name, v, f, co.OBBTree(v, f), pose_matrix(None, position), color,
                 velocity=np.asarray(velocity, float), motion="dynamic", mass=mass_properties(v, f, density),
-                shapes=[Sphere(radius)], restitution=0.3)
+                shapes=[Sphere(radius)], restitution=restitution)
+    body.spec = BodySpec(name=name, shape="sphere", radius=float(radius), motion="dynamic", density=float(density),
+                         restitution=restitution, color=color)
     return body
 
 

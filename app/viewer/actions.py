@@ -94,6 +94,7 @@ class KeyActions:
         what the step integrates (a scene kilometres across), aimed high by what gravity takes on
         the way; the oldest thrown balls go once there are more than MAX_THROWN."""
         from ..scene.loader import projectile_body
+        from ..scene.scene_file import unique_name
         from ..world.world import MAX_SPEED
 
         eye = self.camera.eye
@@ -106,8 +107,9 @@ class KeyActions:
         start = eye + ahead * 2 * radius
         flight = distance / speed  # the ballistic throw that reaches the target after this long
         velocity = (self.camera.target - start) / flight - 0.5 * self.world.dynamics.gravity * flight
-        ball = projectile_body(f"ball {len(self._thrown) + 1}", radius, start, velocity)
         bodies = self.world.bodies
+        ball = projectile_body(unique_name(f"ball {len(self._thrown) + 1}", {b.name for b in bodies}), radius, start,
+                               velocity)
         chosen = bodies[self.selected] if self.selected is not None else None
         bodies.append(ball)
         self._thrown.append(ball)

@@ -165,6 +165,30 @@ def test_the_same_file_added_twice_saves_and_reads_back_whole(tmp_path):
     assert errors == [] and len(world.bodies) == len(s.world.bodies)
 
 
+def test_thrown_balls_are_saved_as_spheres(tmp_path):
+    """A ball thrown with L is in the saved scene, a sphere primitive of its radius where it is now."""
+    s = Session(World([]))
+    s.load_scene(scene_registry()["primitives"], wait=True)
+    s.frame_camera()
+    s.key("L")
+    s.key("L")
+    for _ in range(5):
+        s.update(1 / 60)
+    balls = list(s._thrown)
+    assert [b.name for b in balls] == ["ball 1", "ball 2"] and all(b in s.world.bodies for b in balls)
+    out = tmp_path / "saved.toml"
+    assert s.save_scene(str(out)) == str(out)
+    assert not any("skipped" in m[0] for m in s.messages)
+    world, errors = load_scene(str(out))
+    assert errors == [] and len(world.bodies) == len(s.world.bodies)
+    for b in balls:
+        (again,) = [w for w in world.bodies if w.name == b.name]
+        assert type(again.shapes[0]).__name__ == "Sphere"
+        assert again.shapes[0].radius == pytest.approx(b.shapes[0].radius)
+        np.testing.assert_allclose(again.pose[:3, 3], b.pose[:3, 3], atol=1e-6)
+        np.testing.assert_allclose(again.velocity, b.velocity, atol=1e-5)
+
+
 def test_failed_save_loses_nothing(tmp_path, monkeypatch):
     import os
 
