@@ -32,6 +32,9 @@ COPLANAR_TOL = 1e-12
 # the same plane through a sliver joined faces that are not coplanar (found by hypothesis: two
 # points 4e-12 of the extent apart gave a face 1% of the extent outside a vertex).
 DUPLICATE_TOL = 1e-10
+# The corners of a face's triangles lie within this distance (relative to the hull's extent) of
+# one plane; a face joined through a sliver triangle that does not is split (_from_oriented).
+FACE_TOL = 1e-10
 
 
 def _without_near_duplicates(pts: NDArray[np.float64], r: float) -> NDArray[np.float64]:
@@ -183,7 +186,8 @@ class ConvexPolyhedron:
         # order), which fixes each face's root and so the order of the faces.
         tris = np.asarray(tris, np.int64)
         nb = np.asarray(neighbors, np.int64).reshape(len(tris), 3)
-        tol = COPLANAR_TOL * float(np.ptp(verts, axis=0).max())
+        scale = float(np.ptp(verts, axis=0).max())
+        tol = COPLANAR_TOL * scale
         first = np.repeat(np.arange(len(tris)), 3)
         second = nb.ravel()
         keep = (second > first) & (np.einsum("ij,ij->i", tri_normals[first], tri_normals[second]) > 0.0)
@@ -212,6 +216,24 @@ class ConvexPolyhedron:
         order = np.argsort(roots, kind="stable")
         starts = np.concatenate([[0], np.flatnonzero(np.diff(roots[order])) + 1])
         sizes = np.diff(np.append(starts, len(order)))
+        # each face's normal: the mean of its triangles' normals, made unit
+        normals = _face_normals(tri_normals, order, starts, sizes)
+        # A sliver triangle (its corners nearly on a line) lies on the plane of every neighbour
+        # through that line, so the test above can join two faces that are not coplanar through
+        # it (found by hypothesis: a sliver along an edge of two faces 45 degrees apart). A face
+        # whose triangles' corners are not all on its mean plane is split back into its triangles,
+        # each with its own plane (Qhull's, a supporting one).
+        h = np.einsum("tkj,tj->tk", verts[tris[order]], np.repeat(normals, sizes, axis=0))
+        spread = np.maximum.reduceat(h.max(axis=1), starts) - np.minimum.reduceat(h.min(axis=1), starts)
+        bent = np.flatnonzero(spread > FACE_TOL * scale)
+        if len(bent):
+            for f in bent.tolist():
+                members = order[starts[f]:starts[f] + sizes[f]]
+                roots[members] = members
+            order = np.argsort(roots, kind="stable")
+            starts = np.concatenate([[0], np.flatnonzero(np.diff(roots[order])) + 1])
+            sizes = np.diff(np.append(starts, len(order)))
+            normals = _face_normals(tri_normals, order, starts, sizes)
         # a face of one triangle (most faces of a rounded hull): its loop starts at its smallest
         # vertex index, as _boundary_loop's does
         lone = tris[order[starts]]
@@ -219,10 +241,7 @@ class ConvexPolyhedron:
         lone = np.take_along_axis(lone, (turn + np.arange(3)) % 3, axis=1)
         polygons = [lone[f] if size == 1 else _boundary_loop(tris[order[s:s + size]])
                     for f, (s, size) in enumerate(zip(starts.tolist(), sizes.tolist()))]
-        # each face's normal: the mean of its triangles' normals, made unit; its offset: the mean
-        # of its corners' heights along it
-        normals = np.add.reduceat(tri_normals[order], starts, axis=0) / sizes[:, None]
-        normals /= np.sqrt(np.einsum("ij,ij->i", normals, normals))[:, None]
+        # each face's offset: the mean of its corners' heights along its normal
         lens = np.array([len(p) for p in polygons])
         flat = np.concatenate(polygons)
         heights = np.einsum("ij,ij->i", verts[flat], np.repeat(normals, lens, axis=0))
@@ -256,6 +275,14 @@ class ConvexPolyhedron:
             offsets=self.offsets + self.normals @ rot.T @ t,
             edges=self.edges,
         )
+
+
+def _face_normals(tri_normals, order, starts, sizes):
+    """(f, 3): each face's normal, the mean of its triangles' (``tri_normals[order]`` in runs from
+    ``starts`` of ``sizes``), made unit."""
+    normals = np.add.reduceat(tri_normals[order], starts, axis=0) / sizes[:, None]
+    normals /= np.sqrt(np.einsum("ij,ij->i", normals, normals))[:, None]
+    return normals
 
 
 def _boundary_loop(group):

@@ -283,6 +283,17 @@ def test_from_points_near_duplicate_points_make_no_sliver_face():
     check_polyhedron(Q, ConvexPolyhedron.from_points(Q))
 
 
+def test_a_sliver_triangle_joins_no_faces_that_are_not_coplanar():
+    """Found by hypothesis: three points nearly on a line (the z axis, 1e-12 off it) make a sliver
+    triangle that lies on the plane of every neighbour through that line; it joined a face 45
+    degrees away into one 'face' 13% of the extent outside a vertex. Such a face is split back
+    into its triangles; every point is then on or inside every face plane."""
+    P = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1e-12, 2.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    poly = ConvexPolyhedron.from_points(P)
+    check_polyhedron(P, poly)
+    assert np.max(P @ poly.normals.T - poly.offsets) <= 1e-12
+
+
 @pytest.mark.parametrize("half", [0.5, 1.0, 7.0])
 def test_cube_gives_six_quads(half):
     poly = ConvexPolyhedron.from_points(half * CUBE)
