@@ -221,15 +221,27 @@ class ConvexPolyhedron:
         # A sliver triangle (its corners nearly on a line) lies on the plane of every neighbour
         # through that line, so the test above can join two faces that are not coplanar through
         # it (found by hypothesis: a sliver along an edge of two faces 45 degrees apart). A face
-        # whose triangles' corners are not all on its mean plane is split back into its triangles,
-        # each with its own plane (Qhull's, a supporting one).
+        # whose triangles' corners are not all on its mean plane is regrouped: the largest of its
+        # triangles left takes every one left whose corners lie on its plane (a sliver among them
+        # gets that plane's normal: its own, from corners nearly on a line, means nothing).
         h = np.einsum("tkj,tj->tk", verts[tris[order]], np.repeat(normals, sizes, axis=0))
         spread = np.maximum.reduceat(h.max(axis=1), starts) - np.minimum.reduceat(h.min(axis=1), starts)
         bent = np.flatnonzero(spread > FACE_TOL * scale)
         if len(bent):
+            tri_normals = np.array(tri_normals, dtype=np.float64)
             for f in bent.tolist():
                 members = order[starts[f]:starts[f] + sizes[f]]
-                roots[members] = members
+                corners = verts[tris[members]]
+                area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+                left = members[np.argsort(-area, kind="stable")]
+                while len(left):
+                    n = tri_normals[left[0]]
+                    on = np.all(np.abs(verts[tris[left]] @ n - n @ verts[tris[left[0], 0]]) <= FACE_TOL * scale,
+                                axis=1)
+                    group = left[on]
+                    roots[group] = group.min()
+                    tri_normals[group] = n
+                    left = left[~on]
             order = np.argsort(roots, kind="stable")
             starts = np.concatenate([[0], np.flatnonzero(np.diff(roots[order])) + 1])
             sizes = np.diff(np.append(starts, len(order)))
