@@ -195,7 +195,12 @@ class ConvexPolyhedron:
         away = (tris[second][:, :, None] != tris[first][:, None, :]).all(axis=2)  # j's corners not in i
         far = tris[second, away.argmax(axis=1)]
         gap = np.einsum("ij,ij->i", tri_normals[first], verts[far] - verts[tris[first, 0]])
-        merge = away.any(axis=1) & (np.abs(gap) <= tol)
+        # and i's corner on j's plane: a sliver (corners nearly on a line, its own normal meaningless)
+        # joins the neighbour whose plane it lies on whichever of the two comes first
+        back = (tris[first][:, :, None] != tris[second][:, None, :]).all(axis=2)
+        gap_back = np.einsum("ij,ij->i", tri_normals[second],
+                             verts[tris[first, back.argmax(axis=1)]] - verts[tris[second, 0]])
+        merge = away.any(axis=1) & ((np.abs(gap) <= tol) | (np.abs(gap_back) <= tol))
         parent = np.arange(len(tris))
 
         def find(i):
