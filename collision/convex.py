@@ -33,7 +33,7 @@ COPLANAR_TOL = 1e-12
 # points 4e-12 of the extent apart gave a face 1% of the extent outside a vertex).
 DUPLICATE_TOL = 1e-10
 # The corners of a face's triangles lie within this distance (relative to the hull's extent) of
-# one plane; a face joined through a sliver triangle that does not is split (_from_oriented).
+# one plane; a face joined through a sliver triangle that does not is regrouped (_from_oriented).
 FACE_TOL = 1e-10
 
 
