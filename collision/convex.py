@@ -114,7 +114,7 @@ class ConvexPolyhedron:
         e2 = verts[tris[:, 2]] - verts[tris[:, 0]]
         flip = np.einsum("ij,ij->i", np.cross(e1, e2), normals) < 0.0
         tris[flip] = tris[flip][:, ::-1]
-        return cls._from_oriented(verts, tris, normals, hull.neighbors)
+        return cls._from_oriented(verts, tris, normals, hull.neighbors, corners_only=True)
 
     @classmethod
     def from_mesh(cls, vertices: ArrayLike, faces: Iterable[ArrayLike], name: str = "vertices") -> ConvexPolyhedron:
@@ -180,7 +180,7 @@ class ConvexPolyhedron:
         return cls._from_oriented(verts[used], remap[tris], normals, neighbors)
 
     @classmethod
-    def _from_oriented(cls, verts, tris, tri_normals, neighbors):
+    def _from_oriented(cls, verts, tris, tri_normals, neighbors, corners_only=False):
         # Union-find over neighbouring triangles with the same plane: the pairs are tested all at
         # once, then joined one by one in a fixed order (i ascending, then i's neighbours in their
         # order), which fixes each face's root and so the order of the faces.
@@ -261,6 +261,19 @@ class ConvexPolyhedron:
         # each face's offset: the mean of its corners' heights along its normal
         lens = np.array([len(p) for p in polygons])
         flat = np.concatenate(polygons)
+        if corners_only:  # from_points: a point of the cloud inside a merged face is not a vertex
+            used = np.zeros(len(verts), bool)
+            used[flat] = True
+            if not used.all():  # (Qhull kept it as a corner of its triangles): each face a fan of its loop
+                remap = np.cumsum(used) - 1
+                verts, flat = verts[used], remap[flat]
+                polygons = [remap[p] for p in polygons]
+                fans = [np.stack([np.full(len(p) - 2, p[0]), p[1:-1], p[2:]], axis=1) for p in polygons]
+                tris = np.concatenate(fans)
+                face_of = np.repeat(np.arange(len(fans)), [len(f) for f in fans])
+                c = verts[tris]
+                turn = np.einsum("ij,ij->i", np.cross(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0]), normals[face_of])
+                tris = tris[turn > FACE_TOL * scale * scale]  # less the fans' flat triangles
         heights = np.einsum("ij,ij->i", verts[flat], np.repeat(normals, lens, axis=0))
         offsets = np.add.reduceat(heights, np.cumsum(lens) - lens) / lens
         after = np.arange(len(flat)) + 1
