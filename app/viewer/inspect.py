@@ -395,6 +395,8 @@ class PairInspector:
             tree, budget = mesh_of(mesh_body).tree, MAX_TRIANGLE_SCORES
             rot, t = convex.pose[:3, :3], convex.pose[:3, 3]
             for i in pieces:
+                if budget == 0:
+                    break
                 c, axes, half = self._piece_box(convex, i)
                 near = co.triangles_near_box(tree, mesh_body.pose, rot @ c + t, axes @ rot.T,
                                              half + max(best[0], 0.0))
