@@ -70,9 +70,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from obbcollide._jit import njit
-from obbcollide.convex_mesh import MESH_KIND_NAMES, collide_convex_trimesh, collide_convex_trimesh_pairs
+from obbcollide.convex_mesh import (MESH_KIND_NAMES, _convex_trimesh_pairs_kernel, collide_convex_trimesh,
+                                    collide_convex_trimesh_pairs)
 from obbcollide.halfspace_batch import CoreTable, _halfspace_kernel, collide_halfspace_pairs
 from obbcollide import hull_batch as _hull_batch
+from obbcollide.hull_batch import _COL as _HULL_COL
 from obbcollide.hull_batch import HullTable, ManifoldBatch, collide_hull_pairs
 from obbcollide.manifold import KIND_NAMES, Manifold
 from obbcollide.round_batch import collide_sphere_pairs
@@ -195,9 +197,10 @@ def _classify(ra, rb, motion, sleeping, count, old_keys, n, active, kept):
 
 
 # The batch a piece pair goes to (by its shapes' kinds): hull-hull, half-space against a convex
-# piece (the half-space A, or B: flipped), sphere against a convex piece (likewise), one by one.
-_R_HULL, _R_HALF, _R_HALF_FLIP, _R_BALL, _R_BALL_FLIP, _R_ONE = range(6)
-_ROUTES = 6
+# piece (the half-space A, or B: flipped), sphere against a convex piece (likewise), one by one, a
+# convex piece against a triangle mesh (the mesh B, or A: flipped).
+_R_HULL, _R_HALF, _R_HALF_FLIP, _R_BALL, _R_BALL_FLIP, _R_ONE, _R_MESH, _R_MESH_FLIP = range(8)
+_ROUTES = 8
 
 
 @njit
@@ -213,6 +216,10 @@ def _route_of(ka, kb):
         return _R_BALL
     if kb == _SPHERE and core_a:
         return _R_BALL_FLIP
+    if core_a and kb == _MESH:
+        return _R_MESH
+    if ka == _MESH and core_b:
+        return _R_MESH_FLIP
     return _R_ONE
 
 
@@ -381,6 +388,63 @@ def _halfspace_route(rows, flip, words, ga, gb, core, plane, pose, margins, poin
     _pack_kernel(rows, np.zeros((0, 5), np.int64), count, normal, kind, tests, sat_depth, np.full((0, 3), -1, np.int64),
                  points_a, points_b, depths, ids, flip, words, reals)
     return -1
+
+
+# The hull table's columns a piece's ranges read in the mesh batch (its face normals, loop starts and
+# loop vertices), as collide_convex_trimesh_pairs reads them.
+_MESH_COLS = np.array([_HULL_COL[name] for name in ("normals", "face_start", "face_verts")], np.int64)
+
+
+@njit(cache=True)
+def _mesh_route(rows, flip, words, ga, gb, core, hull, center, axes, half, pose, margins, core_points, core_starts,
+                core_radius, normals, face_start, face_verts, hull_starts, cols, nodes, links, triangles, tri_index,
+                vertices, faces, mesh_pose):
+    """The convex pieces of the piece pairs ``rows`` (in key order) against one triangle mesh, in one
+    call: the arguments :meth:`ContactManager._mesh_pairs` gathers for
+    :func:`collision.convex_mesh.collide_convex_trimesh_pairs` (core and hull ranges, radii, local
+    boxes, poses, margins), its kernel, and the rows packed as store rows (the key's fifth word the
+    group's smallest face), in key order. The mesh is B of every pair, or A when ``flip``; its tree
+    arrays and pose follow. Returns the rows, ``(r, w)`` int64 words."""
+    k = rows.shape[0]
+    ranges = np.zeros((k, 8), np.int64)
+    radius, poses, mg = np.empty(k), np.empty((k, 4, 4)), np.empty(k)
+    box_c, box_axes, box_half = np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, 3))
+    for t in range(k):
+        i = rows[t]
+        p = gb[i] if flip else ga[i]
+        c = core[p]
+        ranges[t, 0], ranges[t, 1] = core_starts[c], core_starts[c + 1]
+        h = hull[p]
+        if h >= 0:
+            for f in range(3):
+                ranges[t, 2 + 2 * f], ranges[t, 3 + 2 * f] = hull_starts[h, cols[f]], hull_starts[h + 1, cols[f]]
+        radius[t] = core_radius[c]
+        box_c[t], box_axes[t], box_half[t] = center[p], axes[p], half[p]
+        poses[t] = pose[words[i, 1] if flip else words[i, 0]]
+        mg[t] = margins[i]
+    pair, key, count, normal, pa, pb, depths, ids, kind, tests, sat_depth = _convex_trimesh_pairs_kernel(
+        core_points, normals, face_start, face_verts, ranges, radius, box_c, box_axes, box_half, poses, mg, nodes,
+        links, triangles, tri_index, vertices, faces, mesh_pose)
+    m = pair.shape[0]
+    order = np.arange(m)  # a piece's rows are consecutive: sort each run by its key (insertion: runs are short)
+    for r in range(1, m):
+        x = order[r]
+        s = r
+        while s > 0 and pair[order[s - 1]] == pair[x] and key[order[s - 1]] > key[x]:
+            order[s] = order[s - 1]
+            s -= 1
+        order[s] = x
+    dest = np.empty(m, np.int64)
+    keys = np.empty((m, 5), np.int64)
+    for r in range(m):
+        dest[order[r]] = r
+        for c in range(4):
+            keys[r, c] = words[rows[pair[r]], c]
+        keys[r, 4] = key[r]
+    out = np.zeros((m, _WORDS), np.int64)
+    _pack_kernel(dest, keys, count, normal, kind, tests, sat_depth, np.full((0, 3), -1, np.int64), pa, pb, depths,
+                 ids, flip, out, out.view(np.float64))
+    return out
 
 
 @njit(cache=True)
@@ -870,17 +934,46 @@ class ContactManager:
         fresh = ContactStore.of_words(words)
         pose = table.state.pose
         extra = _NO_STORE
-        for r in (_R_HULL, _R_BALL, _R_BALL_FLIP, _R_ONE):
+        for r in (_R_HULL, _R_BALL, _R_BALL_FLIP, _R_ONE, _R_MESH, _R_MESH_FLIP):
             rows = order[bounds[r]:bounds[r + 1]]
             if not len(rows) or (r == _R_HULL and not gjk):
                 continue
             if r in (_R_BALL, _R_BALL_FLIP):
                 self._sphere_batch(rows, r == _R_BALL_FLIP, words, ga, gb, info, pose, margins, fresh)
                 continue
-            one = self._one_by_one(bodies, table, info, words, margins, rows, old_caches, self._caches,
-                                   collide_hull_hull_gjk if r == _R_HULL else collide_shapes)
+            if r in (_R_MESH, _R_MESH_FLIP):
+                one = self._mesh_batch(info, words, ga, gb, pose, margins, rows, r == _R_MESH_FLIP)
+            else:
+                one = self._one_by_one(bodies, table, info, words, margins, rows, old_caches, self._caches,
+                                       collide_hull_hull_gjk if r == _R_HULL else collide_shapes)
             extra = one if not len(extra) else sort_store(ContactStore(data=np.concatenate([extra.data, one.data])))
         return extra
+
+    def _mesh_batch(self, info, words, ga, gb, pose, margins, rows, flip):
+        """The piece pairs ``rows`` of convex pieces against triangle meshes (the mesh B, or A when
+        ``flip``), one :func:`_mesh_route` call per mesh; a store of their rows in key order (what
+        :meth:`_mesh_pairs` gives for them, without the Python around each call)."""
+        mesh_piece = (ga if flip else gb)[rows]
+        if (mesh_piece == mesh_piece[0]).all():  # (one mesh: the usual case)
+            groups = [rows]
+        else:
+            groups = [rows[mesh_piece == g] for g in np.unique(mesh_piece)]
+        cores, hulls = self._cores, self._hulls
+        hull_arrays = (hulls.array("normals"), hulls.array("face_start"), hulls.array("face_verts"), hulls.starts)
+        parts = []
+        for sel in groups:
+            tree = info.shapes[(ga if flip else gb)[sel[0]]].tree
+            mesh_pose = pose[words[sel[0], 0 if flip else 1]]
+            out = _mesh_route(sel, flip, words, ga, gb, info.core, info.hull, info.center, info.axes, info.half, pose,
+                              margins, cores.points, cores.starts, cores.radius, *hull_arrays, _MESH_COLS, tree.nodes,
+                              tree.links, tree.triangles, tree.tri_index, tree.vertices, tree.faces, mesh_pose)
+            if len(out):
+                parts.append(out)
+        if not parts:
+            return _NO_STORE
+        if len(parts) == 1:
+            return ContactStore.of_words(parts[0])
+        return sort_store(ContactStore.of_words(np.concatenate(parts)))
 
     def _all_persist(self):
         """This step's events when nothing moved: every touching pair persists, none begins or ends."""
@@ -1065,7 +1158,7 @@ class ContactManager:
             else:
                 half[k] = np.inf
         info = SimpleNamespace(start=start, kind=kind, hull=hull, core=core, plane=plane, center=center, axes=axes,
-                               half=half)
+                               half=half, shapes=shapes)
         self._row_info = (key, info)
         return info
 

@@ -143,10 +143,11 @@ def test_one_call_halfspace_batch_names_a_bad_pose():
     assert messages[0] == messages[1]
 
 
-def jumble():
+def jumble(mesh_last=False):
     """Every route of the detection: boxes, balls, capsules and U shapes (three pieces) dropped on a
-    ground (half-space) and on a static triangle-mesh slab (the pieces against it go one by one),
-    some turned so that they tumble into each other."""
+    ground (half-space) and on a static triangle-mesh slab (the pieces against it in the mesh batch,
+    the slab A of its pairs, or B when ``mesh_last``), some turned so that they tumble into each
+    other."""
     import trimesh
 
     from obbcollide import OBBTree
@@ -178,15 +179,33 @@ def jumble():
             bodies.append(cap)
         else:
             bodies.append(u_body(f"u{k}", pos, rot, motion="dynamic", density=None))
+    bodies.append(box_body("slab box", (0.2, 0.15, 0.2), (2.7, 0.5, 0.75), motion="dynamic",
+                           rot=rotation((1.0, 0.2, 0.4), 0.5)))
+    cap = box_body("slab capsule", (0.1, 0.3, 0.1), (1.3, 0.5, -0.75), motion="dynamic", rot=rotation((0, 0, 1), 1.2))
+    cap.shapes = [Capsule(0.1, 0.2)]
+    bodies.append(cap)
+    if mesh_last:
+        bodies.append(bodies.pop(1))
     return bodies
 
 
-@pytest.mark.parametrize("hull_response", ["sat", "gjk"])
-def test_fused_detection_equals_composed_on_every_route(hull_response):
-    """The jumble: the half-space, hull, sphere and one-by-one routes (and the hull pairs one by one
-    by GJK when asked): the stores, the poses, the events and the counts of the two worlds equal at
-    every step."""
-    worlds = [World(jumble(), dt=1 / 60, exact=False) for _ in range(2)]
+@pytest.mark.parametrize("hull_response, mesh_last", [("sat", False), ("gjk", False), ("sat", True)])
+def test_fused_detection_equals_composed_on_every_route(hull_response, mesh_last, monkeypatch):
+    """The jumble: the half-space, hull, sphere, mesh and one-by-one routes (and the hull pairs one by
+    one by GJK when asked): the stores, the poses, the events and the counts of the two worlds equal at
+    every step. The fused detection's mesh batch (one compiled call per mesh) against the composed
+    one's (:meth:`ContactManager._mesh_pairs`, Python around the batch call)."""
+    import app.world.contacts as contacts
+
+    routed = []
+    kernel = contacts._mesh_route
+
+    def counted(rows, flip, *args):
+        routed.append((len(rows), flip))
+        return kernel(rows, flip, *args)
+
+    monkeypatch.setattr(contacts, "_mesh_route", counted)
+    worlds = [World(jumble(mesh_last), dt=1 / 60, exact=False) for _ in range(2)]
     for w in worlds:
         w.manager.hull_response = hull_response
     one, old = worlds[0], composed(worlds[1], dynamics=False)
@@ -197,7 +216,72 @@ def test_fused_detection_equals_composed_on_every_route(hull_response):
     # every route was taken
     assert {("HalfSpace", "Hull"), ("HalfSpace", "Sphere"), ("HalfSpace", "Capsule"), ("Hull", "Hull"),
             ("Hull", "Sphere"), ("Sphere", "Hull"), ("Capsule", "Hull")} <= kinds, kinds
-    assert any(k[0] == "TriMesh" for k in kinds), kinds
+    mesh_kinds = {k[1] if mesh_last else k[0] for k in kinds if "TriMesh" in k}
+    assert mesh_kinds == {"TriMesh"} and {"Hull", "Sphere", "Capsule"} <= {
+        k[0] if mesh_last else k[1] for k in kinds if "TriMesh" in k}, kinds
+    # the fused world's mesh pairs went through the mesh batch, the mesh on the side the bodies put it
+    assert sum(n for n, _ in routed) > 100 and {flip for _, flip in routed} == {not mesh_last}
+
+
+def trough(n=6):
+    """An open V-shaped trough along z (two walls at 45 degrees meeting at y = 0, each cut into n x n
+    cells of two triangles), as a static mesh body: a piece resting in it touches both walls, two
+    triangle groups of one piece pair."""
+    from obbcollide import OBBTree
+    from obbcollide.shapes import TriMesh
+
+    from app.world.body import Body
+
+    s = np.linspace(0.0, 1.0, n + 1)
+    z = np.linspace(-1.0, 1.0, n + 1)
+    verts, faces = [], []
+    for side in (-1.0, 1.0):
+        base = len(verts)
+        for a in s:
+            for c in z:
+                verts.append((side * a, a, c))
+        for i in range(n):
+            for j in range(n):
+                p, q, r, t = (base + i * (n + 1) + j, base + i * (n + 1) + j + 1, base + (i + 1) * (n + 1) + j,
+                              base + (i + 1) * (n + 1) + j + 1)
+                faces += [(p, r, q), (q, r, t)] if side > 0 else [(p, q, r), (q, t, r)]
+    v, f = np.array(verts, float), np.array(faces, np.int64)
+    tree = OBBTree(v, f)
+    return Body("trough", v, f, tree, np.eye(4), (0.5, 0.5, 0.5), motion="static", shapes=[TriMesh(tree)])
+
+
+@pytest.mark.parametrize("mesh_last", [False, True])
+def test_fused_mesh_batch_keeps_a_pieces_groups_in_key_order(mesh_last):
+    """Boxes, balls and capsules dropped into a V trough: each touches both walls, so a piece pair has
+    two rows (the walls' triangle groups, keyed by their smallest faces), which the mesh batch must
+    store in key order as the composed path sorts them; the two worlds stay equal at every step."""
+    def bodies():
+        out = [trough()]
+        for k in range(6):
+            pos = (0.05 * (k % 3) - 0.05, 0.6 + 0.45 * k, 0.6 * (k % 3) - 0.6)
+            rot = rotation((0.2, 1.0, 0.3), 0.4 * k)
+            if k % 3 == 0:
+                out.append(box_body(f"b{k}", (0.15, 0.12, 0.18), pos, motion="dynamic", rot=rot))
+            elif k % 3 == 1:
+                out.append(ball_body(f"s{k}", 0.15, pos))
+            else:
+                from obbcollide.shapes import Capsule
+
+                cap = box_body(f"c{k}", (0.1, 0.25, 0.1), pos, motion="dynamic", rot=rotation((0, 0, 1), 1.3))
+                cap.shapes = [Capsule(0.1, 0.15)]
+                out.append(cap)
+        if mesh_last:
+            out.append(out.pop(0))
+        return out
+
+    one, old = World(bodies(), dt=1 / 60, exact=False), composed(World(bodies(), dt=1 / 60, exact=False),
+                                                                   dynamics=False)
+    both_walls = set()
+    for _ in same_steps(one, old, 80):
+        keys = one.manager.store.keys
+        pieces, rows = np.unique(keys[:, :4], axis=0, return_counts=True)
+        both_walls |= {one.bodies[int(i if mesh_last else j)].name for (i, j, _, _), c in zip(pieces, rows) if c > 1}
+    assert {name[0] for name in both_walls} == {"b", "s", "c"}, both_walls  # (a box, a ball, a capsule in the groove)
 
 
 def test_fused_detection_equals_composed_until_all_sleep():
