@@ -58,7 +58,7 @@ from .manifold import _FACE_B, KIND_NAMES, Manifold
 from ._validate import MAX_COORD, as_array, as_indices, as_number, check_type
 from .shapes import Capsule, Hull, Sphere, TriMesh, local_box
 from .transform import checked_pose
-from .tree_box_query import near_box_faces
+from .tree_box_query import FAT_CAP, near_box_faces, near_box_faces_cached
 
 __all__ = ["collide_convex_trimesh", "collide_convex_trimesh_pairs", "TriMeshManifolds", "POINT_KIND",
            "MESH_KIND_NAMES"]
@@ -473,7 +473,8 @@ def _grown(a, need):
 
 @njit
 def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges, radius, box_c, box_axes, box_half,
-                                 poses, margins, nodes, links, triangles, tri_index, vertices, mfaces, mesh_pose):
+                                 poses, margins, nodes, links, triangles, tri_index, vertices, mfaces, mesh_pose,
+                                 fat_rows, mesh_key, fat_key, fat_box, fat_count, fat_slots):
     """The manifolds of ``k`` convex pieces against one posed mesh, as rows (see
     :class:`TriMeshManifolds`; the arrays trimmed to the rows written).
 
@@ -481,6 +482,10 @@ def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges
     normals, face loop starts and face loop vertices in the next three ranges of ``ranges[t]``
     (empty ranges: a sphere or capsule, whose core has one or two points). ``box_*[t]`` is its
     model-frame box (:func:`collision.shapes.local_box`).
+
+    With ``fat_rows`` (k,) (empty: none), piece ``t`` finds its triangles through row ``fat_rows[t]``
+    of the candidate cache ``fat_key ... fat_slots`` (:func:`collision.tree_box_query.near_box_faces_cached`,
+    the mesh named ``mesh_key`` there): the same triangles, so the same rows.
     """
     k = ranges.shape[0]
     cap = max(16, k)
@@ -502,7 +507,11 @@ def _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges
             for b in range(3):
                 axes[a, b] = (box_axes[t, a, 0] * pose[b, 0] + box_axes[t, a, 1] * pose[b, 1]
                               + box_axes[t, a, 2] * pose[b, 2])
-        faces = near_box_faces(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch)
+        if fat_rows.shape[0]:
+            faces = near_box_faces_cached(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch,
+                                          mesh_key, fat_rows[t], fat_key, fat_box, fat_count, fat_slots)
+        else:
+            faces = near_box_faces(nodes, links, triangles, tri_index, mesh_pose, centre, axes, half, scratch)
         nt = faces.shape[0]
         if nt == 0:
             continue
@@ -554,11 +563,16 @@ class TriMeshManifolds:
         return len(self.pair)
 
 
+# No candidate cache (_convex_trimesh_pairs_kernel's fat_rows ... fat_slots): the tree walked for every piece.
+_NO_FAT = (np.zeros(0, np.int64), -1, np.zeros(0, np.int64), np.zeros((0, 2, 3)), np.zeros(0, np.int64),
+           np.zeros((0, FAT_CAP), np.int64))
+
+
 def _run(points, normals, face_start, face_verts, ranges, radius, boxes, poses, mesh, mesh_pose, margins):
     tree = mesh.tree
     out = _convex_trimesh_pairs_kernel(points, normals, face_start, face_verts, ranges, radius, *boxes, poses,
                                        margins, tree.nodes, tree.links, tree.triangles, tree.tri_index,
-                                       tree.vertices, tree.faces, mesh_pose)
+                                       tree.vertices, tree.faces, mesh_pose, *_NO_FAT)
     pair, key = out[:2]
     return TriMeshManifolds(pair, key, ManifoldBatch(*out[2:]))
 

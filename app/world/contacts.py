@@ -81,6 +81,7 @@ from obbcollide.round_batch import collide_sphere_pairs
 from obbcollide.narrow_phase import PairCache, collide_hull_hull_gjk, collide_shapes, flip_manifold
 from obbcollide.shapes import Capsule, HalfSpace, Hull, Sphere, TriMesh, local_box
 from obbcollide.transform import POSE_ERRORS, check_pose_kernel
+from obbcollide.tree_box_query import FAT_CAP
 
 from .body import DYNAMIC, STATIC, box_world_bounds
 from .contact_store import (_FROZEN_BYTE, _W_COUNT, _W_DEPTHS, _W_SAT, _WORDS, ContactStore, _next_store_kernel,
@@ -398,16 +399,20 @@ _MESH_COLS = np.array([_HULL_COL[name] for name in ("normals", "face_start", "fa
 @njit(cache=True)
 def _mesh_route(rows, flip, words, ga, gb, core, hull, center, axes, half, pose, margins, core_points, core_starts,
                 core_radius, normals, face_start, face_verts, hull_starts, cols, nodes, links, triangles, tri_index,
-                vertices, faces, mesh_pose):
+                vertices, faces, mesh_pose, fat_key, fat_box, fat_count, fat_slots):
     """The convex pieces of the piece pairs ``rows`` (in key order) against one triangle mesh, in one
     call: the arguments :meth:`ContactManager._mesh_pairs` gathers for
     :func:`collision.convex_mesh.collide_convex_trimesh_pairs` (core and hull ranges, radii, local
     boxes, poses, margins), its kernel, and the rows packed as store rows (the key's fifth word the
     group's smallest face), in key order. The mesh is B of every pair, or A when ``flip``; its tree
-    arrays and pose follow. Returns the rows, ``(r, w)`` int64 words."""
+    arrays and pose follow. Each piece finds its triangles through its row (its global piece index)
+    of the candidate cache ``fat_key ... fat_slots``
+    (:func:`collision.tree_box_query.near_box_faces_cached`, the mesh's key its global piece index):
+    the same triangles as the tree walk. Returns the rows, ``(r, w)`` int64 words."""
     k = rows.shape[0]
     ranges = np.zeros((k, 8), np.int64)
     radius, poses, mg = np.empty(k), np.empty((k, 4, 4)), np.empty(k)
+    fat_rows = np.empty(k, np.int64)
     box_c, box_axes, box_half = np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, 3))
     for t in range(k):
         i = rows[t]
@@ -422,9 +427,12 @@ def _mesh_route(rows, flip, words, ga, gb, core, hull, center, axes, half, pose,
         box_c[t], box_axes[t], box_half[t] = center[p], axes[p], half[p]
         poses[t] = pose[words[i, 1] if flip else words[i, 0]]
         mg[t] = margins[i]
+        fat_rows[t] = p
+    mesh_key = ga[rows[0]] if flip else gb[rows[0]]
     pair, key, count, normal, pa, pb, depths, ids, kind, tests, sat_depth = _convex_trimesh_pairs_kernel(
         core_points, normals, face_start, face_verts, ranges, radius, box_c, box_axes, box_half, poses, mg, nodes,
-        links, triangles, tri_index, vertices, faces, mesh_pose)
+        links, triangles, tri_index, vertices, faces, mesh_pose, fat_rows, mesh_key, fat_key, fat_box, fat_count,
+        fat_slots)
     m = pair.shape[0]
     order = np.arange(m)  # a piece's rows are consecutive: sort each run by its key (insertion: runs are short)
     for r in range(1, m):
@@ -952,7 +960,9 @@ class ContactManager:
     def _mesh_batch(self, info, words, ga, gb, pose, margins, rows, flip):
         """The piece pairs ``rows`` of convex pieces against triangle meshes (the mesh B, or A when
         ``flip``), one :func:`_mesh_route` call per mesh; a store of their rows in key order (what
-        :meth:`_mesh_pairs` gives for them, without the Python around each call)."""
+        :meth:`_mesh_pairs` gives for them, without the Python around each call). Each piece keeps
+        its candidate triangles from step to step in ``info.fat`` (made again with the rows when the
+        bodies change)."""
         mesh_piece = (ga if flip else gb)[rows]
         if (mesh_piece == mesh_piece[0]).all():  # (one mesh: the usual case)
             groups = [rows]
@@ -960,13 +970,18 @@ class ContactManager:
             groups = [rows[mesh_piece == g] for g in np.unique(mesh_piece)]
         cores, hulls = self._cores, self._hulls
         hull_arrays = (hulls.array("normals"), hulls.array("face_start"), hulls.array("face_verts"), hulls.starts)
+        fat = getattr(info, "fat", None)
+        if fat is None:  # (the pieces' candidate cache: made with the rows, at the first mesh pair)
+            n = len(info.kind)
+            fat = info.fat = (np.full(n, -1, np.int64), np.zeros((n, 2, 3)), np.zeros(n, np.int64),
+                              np.zeros((n, FAT_CAP), np.int64))
         parts = []
         for sel in groups:
             tree = info.shapes[(ga if flip else gb)[sel[0]]].tree
             mesh_pose = pose[words[sel[0], 0 if flip else 1]]
             out = _mesh_route(sel, flip, words, ga, gb, info.core, info.hull, info.center, info.axes, info.half, pose,
                               margins, cores.points, cores.starts, cores.radius, *hull_arrays, _MESH_COLS, tree.nodes,
-                              tree.links, tree.triangles, tree.tri_index, tree.vertices, tree.faces, mesh_pose)
+                              tree.links, tree.triangles, tree.tri_index, tree.vertices, tree.faces, mesh_pose, *fat)
             if len(out):
                 parts.append(out)
         if not parts:
