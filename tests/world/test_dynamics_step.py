@@ -223,10 +223,11 @@ def test_fused_detection_equals_composed_on_every_route(hull_response, mesh_last
     assert sum(n for n, _ in routed) > 100 and {flip for _, flip in routed} == {not mesh_last}
 
 
-def trough(n=6):
+def trough(n=6, split=False):
     """An open V-shaped trough along z (two walls at 45 degrees meeting at y = 0, each cut into n x n
     cells of two triangles), as a static mesh body: a piece resting in it touches both walls, two
-    triangle groups of one piece pair."""
+    triangle groups of one piece pair. ``split``: each wall a static mesh body of its own (a piece
+    then meets two meshes)."""
     from obbcollide import OBBTree
     from obbcollide.shapes import TriMesh
 
@@ -234,29 +235,37 @@ def trough(n=6):
 
     s = np.linspace(0.0, 1.0, n + 1)
     z = np.linspace(-1.0, 1.0, n + 1)
-    verts, faces = [], []
+    walls = []
     for side in (-1.0, 1.0):
-        base = len(verts)
+        verts, faces = [], []
         for a in s:
             for c in z:
                 verts.append((side * a, a, c))
         for i in range(n):
             for j in range(n):
-                p, q, r, t = (base + i * (n + 1) + j, base + i * (n + 1) + j + 1, base + (i + 1) * (n + 1) + j,
-                              base + (i + 1) * (n + 1) + j + 1)
+                p, q, r, t = i * (n + 1) + j, i * (n + 1) + j + 1, (i + 1) * (n + 1) + j, (i + 1) * (n + 1) + j + 1
                 faces += [(p, r, q), (q, r, t)] if side > 0 else [(p, q, r), (q, t, r)]
-    v, f = np.array(verts, float), np.array(faces, np.int64)
-    tree = OBBTree(v, f)
-    return Body("trough", v, f, tree, np.eye(4), (0.5, 0.5, 0.5), motion="static", shapes=[TriMesh(tree)])
+        walls.append((np.array(verts, float), np.array(faces, np.int64)))
+    if not split:
+        (va, fa), (vb, fb) = walls
+        walls = [(np.concatenate([va, vb]), np.concatenate([fa, fb + len(va)]))]
+    out = []
+    for k, (v, f) in enumerate(walls):
+        tree = OBBTree(v, f)
+        out.append(Body(f"trough{k}", v, f, tree, np.eye(4), (0.5, 0.5, 0.5), motion="static",
+                        shapes=[TriMesh(tree)]))
+    return out
 
 
-@pytest.mark.parametrize("mesh_last", [False, True])
-def test_fused_mesh_batch_keeps_a_pieces_groups_in_key_order(mesh_last):
+@pytest.mark.parametrize("mesh_last, split", [(False, False), (True, False), (False, True), (True, True)])
+def test_fused_mesh_batch_keeps_a_pieces_groups_in_key_order(mesh_last, split):
     """Boxes, balls and capsules dropped into a V trough: each touches both walls, so a piece pair has
     two rows (the walls' triangle groups, keyed by their smallest faces), which the mesh batch must
-    store in key order as the composed path sorts them; the two worlds stay equal at every step."""
+    store in key order as the composed path sorts them; with the walls two bodies (``split``) a
+    piece meets two meshes in one step (two calls, their rows joined in key order, and each piece's
+    candidate cache taken again for the other wall). The two worlds stay equal at every step."""
     def bodies():
-        out = [trough()]
+        out = list(trough(split=split))
         for k in range(6):
             pos = (0.05 * (k % 3) - 0.05, 0.6 + 0.45 * k, 0.6 * (k % 3) - 0.6)
             rot = rotation((0.2, 1.0, 0.3), 0.4 * k)
@@ -271,7 +280,8 @@ def test_fused_mesh_batch_keeps_a_pieces_groups_in_key_order(mesh_last):
                 cap.shapes = [Capsule(0.1, 0.15)]
                 out.append(cap)
         if mesh_last:
-            out.append(out.pop(0))
+            walls = [b for b in out if b.name.startswith("trough")]
+            out = [b for b in out if not b.name.startswith("trough")] + walls
         return out
 
     one, old = World(bodies(), dt=1 / 60, exact=False), composed(World(bodies(), dt=1 / 60, exact=False),
@@ -279,8 +289,13 @@ def test_fused_mesh_batch_keeps_a_pieces_groups_in_key_order(mesh_last):
     both_walls = set()
     for _ in same_steps(one, old, 80):
         keys = one.manager.store.keys
-        pieces, rows = np.unique(keys[:, :4], axis=0, return_counts=True)
-        both_walls |= {one.bodies[int(i if mesh_last else j)].name for (i, j, _, _), c in zip(pieces, rows) if c > 1}
+        touching = {}  # dynamic body -> the mesh rows (a body row and group) it touches
+        for i, j, _, _, g in keys.tolist():
+            a, b = one.bodies[i], one.bodies[j]
+            mesh, other = (a, b) if a.name.startswith("trough") else (b, a)
+            if mesh.name.startswith("trough"):
+                touching.setdefault(other.name, set()).add((mesh.name, g))
+        both_walls |= {name for name, rows in touching.items() if len(rows) > 1}
     assert {name[0] for name in both_walls} == {"b", "s", "c"}, both_walls  # (a box, a ball, a capsule in the groove)
 
 
