@@ -124,6 +124,16 @@ def near_box_faces(nodes, links, triangles, tri_index, pose_b, centre, axes, hal
     """:func:`triangles_near_box` on the tree's arrays, without the argument checks: the faces
     (sorted) of the tree posed by ``pose_b`` that intersect the world box ``centre`` (3,), ``axes``
     (3, 3) rows, ``half`` (3,); ``scratch`` (one slot per face) holds them while found."""
+    r, t = _relative_t(pose_b, np.eye(4))
+    c_model, ax_model = _model_box(pose_b, centre, axes)
+    k = _near_box_kernel(nodes, links, triangles, tri_index, _box_row(centre, axes, half), r, t, c_model, ax_model,
+                         half, scratch)
+    return np.sort(scratch[:k])
+
+
+@njit
+def _box_row(centre, axes, half):
+    """The box as one packed node row (1, 16): centre, axes as rows, half extents, their length."""
     box = np.empty((1, 16))
     for a in range(3):
         box[0, a] = centre[a]
@@ -131,10 +141,7 @@ def near_box_faces(nodes, links, triangles, tri_index, pose_b, centre, axes, hal
         for b in range(3):
             box[0, 3 + 3 * a + b] = axes[a, b]
     box[0, 15] = np.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2])
-    r, t = _relative_t(pose_b, np.eye(4))
-    c_model, ax_model = _model_box(pose_b, centre, axes)
-    k = _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, c_model, ax_model, half, scratch)
-    return np.sort(scratch[:k])
+    return box
 
 
 @njit
@@ -198,22 +205,17 @@ def near_box_faces_cached(nodes, links, triangles, tri_index, pose_b, centre, ax
         cand = fat_slots[row, :fat_count[row]]
     else:
         grow = FAT_SLACK * size
-        box = np.zeros((1, 16))  # the larger box, axis-aligned in the model frame
-        for j in range(3):
-            box[0, j] = 0.5 * (lo[j] + hi[j])
-            box[0, 12 + j] = 0.5 * (hi[j] - lo[j]) + grow
-            box[0, 3 + 4 * j] = 1.0
-        box[0, 15] = np.sqrt(box[0, 12] * box[0, 12] + box[0, 13] * box[0, 13] + box[0, 14] * box[0, 14])
+        fat_c, fat_h = 0.5 * (lo + hi), 0.5 * (hi - lo) + grow  # the larger box, axis-aligned in the model frame
         r, t = _relative_t(np.eye(4), np.eye(4))
-        k = _near_box_kernel(nodes, links, triangles, tri_index, box, r, t, box[0, :3], np.eye(3), box[0, 12:15],
-                             scratch, True)
+        k = _near_box_kernel(nodes, links, triangles, tri_index, _box_row(fat_c, np.eye(3), fat_h), r, t, fat_c,
+                             np.eye(3), fat_h, scratch, True)
         cand = scratch[:k]
         if k <= fat_slots.shape[1]:
             fat_slots[row, :k] = scratch[:k]
             fat_count[row] = k
             fat_key[row] = key
             for j in range(3):
-                fat_box[row, 0, j], fat_box[row, 1, j] = box[0, j] - box[0, 12 + j], box[0, j] + box[0, 12 + j]
+                fat_box[row, 0, j], fat_box[row, 1, j] = fat_c[j] - fat_h[j], fat_c[j] + fat_h[j]
             cand = fat_slots[row, :k]
         else:
             fat_key[row] = -1
