@@ -491,6 +491,47 @@ def test_pairs_apart_carry_their_separating_feature_and_change_nothing():
     assert tests["carry"] < tests["forget"]  # ... and tested in fewer features
 
 
+def test_scene_sized_scratch_never_grows_while_a_pile_lands_and_changes_nothing():
+    # The fused detection's scratch is sized from the scene when the bodies change (4 piece pairs a
+    # piece), so a pile of U shapes landing (more piece pairs than the first scratch of 64 holds)
+    # never grows it step by step; a second world whose scratch starts at the old size, and must
+    # grow, steps to the same poses, velocities and stores bit for bit (the scratch is working memory).
+    import app.world.contacts as contacts
+    from app.scene.loader import mass_properties
+
+    def world():
+        bodies = [ground_body(size=20.0)]
+        rng = np.random.default_rng(7)
+        for k in range(24):
+            u = u_body(f"u{k}", (0.8 * (k % 4) - 1.2, 0.7 + 0.9 * (k // 4), 0.5 * (k % 2)), random_rotation(rng))
+            bodies.append(Body(u.name, u.vertices, u.faces, u.tree, u.pose, (0.5, 0.5, 0.5), motion="dynamic",
+                               shapes=u.shapes, mass=mass_properties(u.vertices, u.faces, 1000.0)))
+        return World(bodies, dt=1.0 / 60.0, exact=False)
+
+    sized, grown = world(), world()
+    sized.step()
+    grown.step()
+    pieces = sum(len(b.shapes) for b in sized.bodies)
+    first = sized.manager._scratch
+    assert first.pieces >= contacts.SCENE_PIECE_PAIRS * pieces and first.pairs >= contacts.SCENE_PAIRS * 25
+    grown.manager._scratch = contacts._Scratch()  # (the size every world started with before)
+    most, growths, last = 0, 0, grown.manager._scratch
+    for step in range(120):
+        sized.step()
+        grown.step()
+        assert sized.manager._scratch is first, step
+        growths += grown.manager._scratch is not last
+        last = grown.manager._scratch
+        most = max(most, sized.manager.stats["piece_pairs"])
+        for a, b in zip(sized.bodies, grown.bodies):
+            assert np.array_equal(a.pose, b.pose) and np.array_equal(a.velocity, b.velocity), (step, a.name)
+        sa, sb = sized.manager.store, grown.manager.store
+        assert np.array_equal(sa.data, sb.data), step
+    assert most > 64 and growths >= 1  # the pile needed more than the old first scratch, which grew
+    sized.reset()  # (a reset keeps the scene's size)
+    assert sized.manager._scratch.pieces == first.pieces
+
+
 def test_store_views_follow_its_rows():
     """A ContactStore makes its word and field views once per row array: they are views of that
     array (writes through them reach the rows and back), the same object on every read, and new
