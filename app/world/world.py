@@ -29,6 +29,7 @@ from obbcollide.shapes import HalfSpace
 from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
+from .memory import reserve as _reserve_heap
 from .narrow_compare import NarrowPhaseChoice
 
 __all__ = ["Body", "MassProperties", "Contact", "World", "rotation", "rotations", "pose_matrix", "orthonormalize"]
@@ -327,6 +328,7 @@ class World:
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
                       "box_tests": 0, "tri_tests": 0, "contacts": 0, "steps": 0,
                       "piece_pairs": 0, "manifolds": 0, "points": 0, "touching": 0}
+        _reserve_heap()  # (written memory at the top of the heap for the steps: app.world.memory)
 
     @property
     def broad_phase_name(self):
