@@ -55,6 +55,7 @@ class CoreTable:
         self._points = np.empty((64, 3))
         self._starts = np.zeros(9, np.int64)
         self._radius = np.empty(8)
+        self._arrays = None  # (points, starts, radius), cut once per add (kernel_arrays)
         for s in shapes:
             self.add(s)
 
@@ -72,6 +73,13 @@ class CoreTable:
     @property
     def radius(self):
         return self._radius[:len(self)]
+
+    def kernel_arrays(self):
+        """``(points, starts, radius)`` as the kernels take them, kept until the next :meth:`add`
+        (a world passes them every step)."""
+        if self._arrays is None:
+            self._arrays = (self.points, self.starts, self.radius)
+        return self._arrays
 
     def add(self, shape):
         """The id of ``shape`` (anything with ``core`` (m, 3) and ``radius``), adding it if new."""
@@ -99,6 +107,7 @@ class CoreTable:
         self._radius[s] = radius
         self._shapes.append(shape)
         self._ids[key] = s
+        self._arrays = None
         return s
 
 

@@ -903,7 +903,7 @@ class ContactManager:
             (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total) = _detect_whole(
                 pairs, table.motion, table.state.sleeping, table.shape_count, old.words, n, sweep, self.margin,
                 info.start, info.kind, info.center, info.axes, info.half, pose, info.hull, info.core, info.plane,
-                cores.points, cores.starts, cores.radius, self._apart, not gjk, *sc.arrays, *self._hulls._kernel_args(),
+                *cores.kernel_arrays(), self._apart, not gjk, *sc.arrays, *self._hulls._kernel_args(),
                 b.count, b.normal, b.points_a, b.points_b, b.depths, b.ids, b.kind, b.tests, b.sat_depth,
                 _hull_batch.CACHE_FIRST, serial_below, bool(self._gone), old.frozen, self.match_tol ** 2,
                 self._views is None, self._touch[0])
@@ -1009,7 +1009,7 @@ class ContactManager:
             tree = info.shapes[(ga if flip else gb)[sel[0]]].tree
             mesh_pose = pose[words[sel[0], 0 if flip else 1]]
             out = _mesh_route(sel, flip, words, ga, gb, info.core, info.hull, info.center, info.axes, info.half, pose,
-                              margins, cores.points, cores.starts, cores.radius, *hull_arrays, _MESH_COLS, tree.nodes,
+                              margins, *cores.kernel_arrays(), *hull_arrays, _MESH_COLS, tree.nodes,
                               tree.links, tree.triangles, tree.tri_index, tree.vertices, tree.faces, mesh_pose, *fat)
             if len(out):
                 parts.append(out)
@@ -1205,6 +1205,8 @@ class ContactManager:
                                half=half, shapes=shapes)
         self._row_info = (key, info)
         self._scratch = self._scratch.for_scene(len(bodies), m)
+        self._hulls._kernel_args()  # (the tables' argument tuples cut now, not at the first contact)
+        self._cores.kernel_arrays()
         return info
 
     def _one_by_one(self, bodies, table, info, words, margins, index, old_caches, caches, collide=collide_shapes):

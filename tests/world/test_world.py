@@ -569,3 +569,17 @@ def test_ground_pairs_match_the_plane_test_body_by_body():
         want = reference()
         assert got == want and 0 < len(want) < 2 * 34
         assert any(bodies.index(g2) in p for p in want) and any(0 in p for p in want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=70),
+       st.lists(st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -1e308]), max_size=3), st.randoms())
+def test_finite_check_equals_numpys(values, specials, rnd):
+    # World.repair's fast check (app.world.world._finite: a sum of x * 0 taken in vector lanes)
+    # against numpy, on any floats, with NaNs, infinities and huge values mixed in anywhere
+    from app.world.world import _finite
+
+    for s in specials:
+        values.insert(rnd.randint(0, len(values)), s)
+    x = np.array(values, dtype=np.float64)
+    assert _finite(x) == bool(np.isfinite(x).all())
