@@ -441,22 +441,30 @@ def test_next_store_joins_kept_fresh_and_extra_rows_as_a_dict_does(seed, in_plac
     assert len(new) > kept.sum() > 0 and flip.any()
 
 
+def u_pile(n, columns, seed):
+    """A world of ``n`` dynamic U shapes (three hull pieces each) over the ground, ``columns`` to a
+    row, the rows 0.9 m apart upwards, each turned at random (seeded): a pile that lands in a second."""
+    from app.scene.loader import mass_properties
+
+    bodies = [ground_body(size=20.0)]
+    rng = np.random.default_rng(seed)
+    for k in range(n):
+        pos = (0.8 * (k % columns) - 0.4 * (columns - 1), 0.7 + 0.9 * (k // columns), 0.5 * (k % 2))
+        u = u_body(f"u{k}", pos, random_rotation(rng))
+        bodies.append(Body(u.name, u.vertices, u.faces, u.tree, u.pose, (0.5, 0.5, 0.5), motion="dynamic",
+                           shapes=u.shapes, mass=mass_properties(u.vertices, u.faces, 1000.0)))
+    return World(bodies, dt=1.0 / 60.0, exact=False)
+
+
 def test_pairs_apart_carry_their_separating_feature_and_change_nothing():
     # A hull piece pair that is apart leaves no row in the store (no points), so its separating
     # feature is kept beside it and tried first at the next step. That may only save work: two
     # worlds of falling U shapes, one of them forgetting those features after every step, stay
     # equal bit for bit (poses, velocities, every stored manifold field but the test counts).
     import app.world.contacts as contacts
-    from app.scene.loader import mass_properties
 
     def world():
-        bodies = [ground_body(size=20.0)]
-        rng = np.random.default_rng(5)
-        for k in range(12):
-            u = u_body(f"u{k}", (0.8 * (k % 3) - 0.8, 0.7 + 0.9 * (k // 3), 0.5 * (k % 2)), random_rotation(rng))
-            bodies.append(Body(u.name, u.vertices, u.faces, u.tree, u.pose, (0.5, 0.5, 0.5), motion="dynamic",
-                               shapes=u.shapes, mass=mass_properties(u.vertices, u.faces, 1000.0)))
-        return World(bodies, dt=1.0 / 60.0, exact=False)
+        return u_pile(12, 3, seed=5)
 
     def hull_tests(w):
         # features tested by the hull batch of the world's last detection (it writes its outputs
@@ -497,18 +505,8 @@ def test_scene_sized_scratch_never_grows_while_a_pile_lands_and_changes_nothing(
     # never grows it step by step; a second world whose scratch starts at the old size, and must
     # grow, steps to the same poses, velocities and stores bit for bit (the scratch is working memory).
     import app.world.contacts as contacts
-    from app.scene.loader import mass_properties
 
-    def world():
-        bodies = [ground_body(size=20.0)]
-        rng = np.random.default_rng(7)
-        for k in range(24):
-            u = u_body(f"u{k}", (0.8 * (k % 4) - 1.2, 0.7 + 0.9 * (k // 4), 0.5 * (k % 2)), random_rotation(rng))
-            bodies.append(Body(u.name, u.vertices, u.faces, u.tree, u.pose, (0.5, 0.5, 0.5), motion="dynamic",
-                               shapes=u.shapes, mass=mass_properties(u.vertices, u.faces, 1000.0)))
-        return World(bodies, dt=1.0 / 60.0, exact=False)
-
-    sized, grown = world(), world()
+    sized, grown = u_pile(24, 4, seed=7), u_pile(24, 4, seed=7)
     sized.step()
     grown.step()
     pieces = sum(len(b.shapes) for b in sized.bodies)
