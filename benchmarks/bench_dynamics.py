@@ -64,6 +64,11 @@ defaults, which pybullet keeps); ours under 0.05 m/s and 0.1 rad/s for 0.5 s. Th
 reads the linear speed alone on both sides, so a body counts as at rest whether it sleeps or
 only moves slowly.
 
+Both engines run in this one process, so the heap reserve our ``World`` makes when it is built
+(``app/world/memory.py``: glibc keeps freed memory, and 16 MB of written pages wait at the top of
+the heap, so a step whose arrays grow takes no page faults) serves pybullet's allocations as well;
+``OBBCOLLIDE_NO_HEAP_RESERVE=1`` runs both without it.
+
 Ours runs its hull-pair batch and its solver islands on all of numba's threads (both cores
 here) where a batch is big enough to pay for them (``obbcollide.threads``) unless ``--threads 1``;
 pybullet 3.2.7's step is single-threaded. Report both. Beside the threaded world a second world
