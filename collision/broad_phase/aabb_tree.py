@@ -464,6 +464,69 @@ def _query_moved(lo, hi, child, height, root, moved):
 
 
 @njit
+def _query_all(lo, hi, child, height, root, moved):
+    """The fat-box pairs that involve a moved leaf, by one descent of the tree against itself
+    (RTCD 6.3.2's simultaneous descent) instead of one query per moved leaf: from the pair (root,
+    root), a node against itself gives its two children against themselves and against each
+    other, and two overlapping nodes give the larger one's children against the other; two
+    overlapping leaves are a pair, kept when either moved. The same keys as
+    :func:`_query_moved`, in fewer box tests when most leaves moved: on 100 falling boxes in layers,
+    593 against 2,068 tests with all of them moved, 1,207 against 2,367 with three quarters; even at
+    44% and more at 22% (883 against 590), so it is taken when more than half moved. Measured with
+    every leaf moved: 6.6 against 11.1 us for 100 boxes, 66 against 103 us for 1000.
+
+    Returns (sorted keys ``i * n + j`` with i < j, node tests).
+    """
+    n = moved.shape[0]
+    keys = np.empty(64, np.int64)
+    count = 0
+    tests = 0
+    # A pop adds at most two pairs (a node against itself: three for one) and a descent path has at
+    # most ``height`` pops of a node against itself and ``2 height`` of two nodes, so at most
+    # ``4 height + 1`` pairs wait. (No array is re-bound inside the walk: see _query_moved.)
+    stack = np.empty((4 * height[root] + 8, 2), np.int64)
+    stack[0, 0] = root
+    stack[0, 1] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        if a == b:
+            if height[a] > 0:
+                c0, c1 = child[a, 0], child[a, 1]
+                stack[top, 0], stack[top, 1] = c0, c0
+                stack[top + 1, 0], stack[top + 1, 1] = c1, c1
+                stack[top + 2, 0], stack[top + 2, 1] = c0, c1
+                top += 3
+            continue
+        tests += 1
+        if (lo[a, 0] > hi[b, 0] or lo[b, 0] > hi[a, 0] or lo[a, 1] > hi[b, 1] or lo[b, 1] > hi[a, 1]
+                or lo[a, 2] > hi[b, 2] or lo[b, 2] > hi[a, 2]):
+            continue
+        if height[a] == 0 and height[b] == 0:
+            if not (moved[a] or moved[b]):
+                continue
+            if count == keys.shape[0]:
+                bigger_keys = np.empty(2 * count, np.int64)
+                bigger_keys[:count] = keys
+                keys = bigger_keys
+            keys[count] = a * n + b if a < b else b * n + a
+            count += 1
+        elif height[b] == 0 or (height[a] > 0 and height[a] >= height[b]):
+            stack[top, 0], stack[top, 1] = child[a, 0], b
+            stack[top + 1, 0], stack[top + 1, 1] = child[a, 1], b
+            top += 2
+        else:
+            stack[top, 0], stack[top, 1] = a, child[b, 0]
+            stack[top + 1, 0], stack[top + 1, 1] = a, child[b, 1]
+            top += 2
+    out = keys[:count].copy()
+    out.sort()
+    return out, tests
+
+
+@njit
 def _merge_filter(old, new, moved, tlo, thi):
     """The new fat-pair set and the tight pairs, both in sorted order.
 
@@ -510,7 +573,8 @@ def _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free
                    predict, moved, old_keys, rebuild, counts):
     """One update of the tree in one compiled call: the tight boxes ``lo, hi`` copied into ``tlo,
     thi``, the tree built (``rebuild``, :func:`_build_top_down`) or its stale leaves re-inserted
-    (:func:`_update_leaves`), the moved leaves queried (:func:`_query_moved`), and the fat pairs
+    (:func:`_update_leaves`), the moved leaves queried (:func:`_query_moved`; when more than half
+    moved, all in one descent, :func:`_query_all`), and the fat pairs
     merged and filtered on the tight boxes (:func:`_merge_filter`), in that order.
 
     Returns ``(keys, pairs)`` as :func:`_merge_filter`; ``counts (4,) int64`` gets the leaves
@@ -525,7 +589,10 @@ def _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free
     else:
         n_moved, rebuilt = _update_leaves(tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel,
                                           margin_abs, shrink, predict, moved)
-    new, node_tests = _query_moved(flo, fhi, child, height, meta[_ROOT], moved)
+    if 2 * n_moved > n:  # (most leaves have a new fat box: all the pairs in one descent)
+        new, node_tests = _query_all(flo, fhi, child, height, meta[_ROOT], moved)
+    else:
+        new, node_tests = _query_moved(flo, fhi, child, height, meta[_ROOT], moved)
     keys, pairs, tight_tests = _merge_filter(old_keys, new, moved, tlo, thi)
     counts[0], counts[1], counts[2], counts[3] = n_moved, rebuilt, node_tests, tight_tests
     return keys, pairs

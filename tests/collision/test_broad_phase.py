@@ -401,6 +401,35 @@ def test_tree_rebuilds_when_most_leaves_leave_their_boxes_at_once():
     assert tree.stats["height"] <= 2 * np.log2(n) + 2
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 160), st.floats(0.0, 1.0), st.floats(0.05, 3.0), st.integers(0, 2 ** 31 - 1))
+def test_tree_query_in_one_descent_equals_a_query_per_moved_leaf(n, share, size, seed):
+    """After a rebuild the tree finds the fat pairs of its moved leaves in one descent of itself
+    (_query_all); it gives the keys of a query per moved leaf (_query_moved) and of brute force,
+    for any share of moved leaves, boxes sparse to piled, coincident and touching ones included."""
+    from obbcollide.broad_phase import aabb_tree as at
+
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(-2.0, 2.0, (n, 3))
+    c[rng.random(n) < 0.1] = c[0]  # some boxes on the same spot
+    h = rng.uniform(0.02, 1.0, (n, 3)) * size
+    touch = rng.random(n) < 0.1
+    touch[0] = False
+    c[touch, 0] = c[0, 0] + h[0, 0] + h[touch, 0]  # some touching box 0's +x face (up to rounding)
+    lo, hi = c - h, c + h
+    lo[touch, 0] = hi[0, 0]  # (exactly)
+    tree = DynamicAABBTree()
+    tree.update(lo, hi)
+    moved = rng.random(n) < share
+    flo, fhi = tree.lo, tree.hi
+    got, _ = at._query_all(flo, fhi, tree.child, tree.height, tree.root, moved)
+    want, _ = at._query_moved(flo, fhi, tree.child, tree.height, tree.root, moved)
+    np.testing.assert_array_equal(got, want)
+    brute = [i * n + j for i in range(n) for j in range(i + 1, n) if (moved[i] or moved[j])
+             and np.all(flo[i] <= fhi[j]) and np.all(flo[j] <= fhi[i])]
+    np.testing.assert_array_equal(got, np.array(brute, np.int64))
+
+
 def test_tree_fat_boxes_reach_ahead_of_steady_motion():
     """Boxes falling at 5 cm a step (a 0.5 m box's margin is 6 cm): with the drift prediction a
     leaf is re-inserted every few steps, without it nearly every step; pairs equal brute force."""
