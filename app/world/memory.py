@@ -69,8 +69,8 @@ def _glibc():
 
 def free_top() -> int:
     """Bytes free at the top of the heap (glibc's ``keepcost``), -1 where that cannot be read."""
-    got = _glibc()
-    return -1 if got is None else int(got[1]().keepcost)
+    info = _state["info"] or (_glibc() or (None, None))[1]
+    return -1 if info is None else int(info().keepcost)
 
 
 def reserve(nbytes: int = RESERVE) -> bool:

@@ -18,8 +18,9 @@ incremental construction). Written from the ideas, not from their code.
   (Box2D's pair buffer idea): a leaf that was not re-inserted kept its fat
   box, so its fat pairs with other such leaves still hold. Each update drops
   the pairs of re-inserted leaves, queries the tree once for each of them
-  (a depth-first descent pruned by fat boxes, RTCD 6.3) and merges the new pairs
-  in; then every fat pair is tested on the TIGHT boxes, so the result equals
+  (a depth-first descent pruned by fat boxes, RTCD 6.3; when more than half of
+  the leaves moved, one descent of the tree against itself instead) and merges
+  the new pairs in; then every fat pair is tested on the TIGHT boxes, so the result equals
   brute force exactly. A slowly moving set costs O(n) checks plus
   O(moved log n) tree work plus O(fat pairs).
 - When more than an eighth of the leaves leave their fat boxes in one update
