@@ -118,7 +118,6 @@ at 3 s and the settled window is seconds 2-3; this is printed.
 
 import argparse
 import cProfile
-import io
 import functools
 import math
 import os
@@ -454,6 +453,27 @@ def start_busy(n):
             for _ in range(n)]
 
 
+def cpu_use(procs, since=None):
+    """CPU seconds of the processes ``procs`` (from ``/proc/<pid>/stat``; 0 where it cannot be read)
+    and of this process, with the wall clock: ``(procs, self, wall)``. Given an earlier reading
+    ``since``, the cores each used on average in between: ``(procs, self)``. The load average cannot
+    show this: it follows the run queue over a minute, and a run lasts seconds."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    spent = 0.0
+    for p in procs:
+        try:
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            spent += (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14 and 15)
+        except (OSError, IndexError, ValueError):
+            pass
+    now = (spent, time.process_time(), time.perf_counter())
+    if since is None:
+        return now
+    wall = max(now[2] - since[2], 1e-9)
+    return (now[0] - since[0]) / wall, (now[1] - since[1]) / wall
+
+
 def stop_busy(procs):
     """End the processes of :func:`start_busy` (each by its own handle) and reap them."""
     for p in procs:
@@ -545,25 +565,33 @@ def same_state(w, w1):
 
 def report_load(runs):
     """The threads-and-load table: per scene and window, ours threaded, ours on one thread and
-    pybullet, each under each load, and the ratio to the same engine's quiet time on one thread
-    (ours) or quiet (pybullet)."""
-    print("\n[4] threads and load, ms: median step time; (x) = ratio to the same column's quiet median, the "
-          "threaded\n    column's to ours on one thread quiet (the goal: every row <= 1.5x)")
-    print(f"  {'scene':16s}{'window':>10s}{'load':>10s}{'uptime':>7s}{'ours threaded':>20s}{'ours 1 thread':>20s}"
-          f"{'pybullet':>20s}   same state")
+    pybullet, each under each load, against the same engine's quiet time on one thread (ours) or
+    quiet (pybullet): the ratio of the window medians, and the median over the window's steps of
+    each step's ratio to the same step quiet (every run simulates the same steps: the scenes are
+    seeded and both engines deterministic)."""
+    print("\n[4] threads and load, ms: median step time (a | b): a = its ratio to the same column's quiet median, "
+          "the threaded\n    column's to ours on one thread quiet (the goal: every row <= 1.5x); b = the median "
+          "of each step's ratio to\n    that step quiet. When the busy processes take a core, the scheduler "
+          "stops this one for a few ms every\n    few steps: b is the step's own cost, a also moves with where "
+          "the stopped steps fall in a window whose\n    steps range from free fall to a landed pile")
+    print("    (cores: what the busy processes and this process used on average while the scenes ran, CPU time over\n"
+          "    wall time: the check that the busy processes did take the cores)")
+    print(f"  {'scene':16s}{'window':>10s}{'load':>10s}{'cores':>11s}{'ours threaded':>22s}{'ours 1 thread':>22s}"
+          f"{'pybullet':>22s}   same state")
     quiet = runs[0][2]
-    for cond, load, results in runs:
+    for cond, use, results in runs:
         for r, q in zip(results, quiet):
             for win, window in ((0, "fall"), (1, "settled")):
-                base1 = stats(q["ours1"][win])[0] if q["ours1"] is not None else None
-                line = f"  {label(r):16s}{window:>10s}{cond:>10s}{load:>7.2f}"
-                for col, ref in (("ours", base1), ("ours1", base1), ("theirs", None)):
-                    if r[col] is None:
-                        line += f"{'-':>20s}"
+                line = f"  {label(r):16s}{window:>10s}{cond:>10s}{use[0]:>5.2f} /{use[1]:>4.2f}"
+                for col, ref_col in (("ours", "ours1"), ("ours1", "ours1"), ("theirs", "theirs")):
+                    if r[col] is None or q[ref_col] is None:
+                        line += f"{'-':>22s}"
                         continue
-                    m = stats(r[col][win])[0]
-                    ref = stats(q[col][win])[0] if ref is None else ref
-                    line += f"{m:>12.3f} ({m / ref:4.1f}x)"
+                    steps, ref = np.asarray(r[col][win]), np.asarray(q[ref_col][win])
+                    m = stats(steps)[0]
+                    k = min(len(steps), len(ref))
+                    paired = float(np.median(steps[:k] / ref[:k]))
+                    line += f"{m:>9.3f} ({m / stats(ref)[0]:4.1f}x |{paired:4.1f}x)"
                 print(line + ("" if r["same"] is None else f"   {'yes' if r['same'] else 'NO'}"))
 
 
@@ -658,22 +686,20 @@ def report_settle(results):
 
 
 def profile_step(w, top=15):
-    """cProfile of one more step of ``w``: the ``top`` functions by tottime."""
+    """cProfile of one more step of ``w``: the ``top`` functions by own time, in microseconds (pstats
+    prints seconds to three places, which rounds every entry of a sub-millisecond step to zero)."""
     prof = cProfile.Profile()
     prof.enable()
     w.step()
     prof.disable()
-    buf = io.StringIO()
-    st = pstats.Stats(prof, stream=buf)
-    st.sort_stats("tottime").print_stats(top)
-    lines = buf.getvalue().splitlines()
-    start = next(i for i, s in enumerate(lines) if s.strip().startswith("ncalls"))
-    total = next((s for s in lines if "function calls" in s), "").strip()
+    st = pstats.Stats(prof)
+    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    print(f"  {total}")
-    for s in lines[start:]:
-        if s.strip():
-            print("  " + s.replace(root, "").replace(sys.prefix + os.sep, "")[:150])
+    print(f"  {st.total_calls} function calls in {st.total_tt * 1e6:.0f} us")
+    print(f"  {'calls':>7s}{'own us':>9s}{'with callees us':>17s}  function")
+    for (path, line, name), (_, calls, own, cum, _) in rows[:top]:
+        where = f"{path.replace(root, '').replace(sys.prefix + os.sep, '')}:{line}({name})" if line else name
+        print(f"  {calls:>7d}{own * 1e6:>9.1f}{cum * 1e6:>17.1f}  {where[:110]}")
 
 
 def main():
@@ -744,6 +770,7 @@ def main():
                 time.sleep(1.0)  # let the spinners start
             load = os.getloadavg()[0]
             print(f"{cond}: {busy} busy process(es) beside the engines, load average {load:.2f}")
+            use = cpu_use(procs)
             results = []
             for kind, n, seconds, budget, spacing in plan:
                 r = run(kind, n, seconds, args.ground, budget=budget, spacing=spacing, single=single,
@@ -751,12 +778,15 @@ def main():
                 print(f"  ran {n} {kind}: {r['seconds']:g} s simulated in {r['wall']:.1f} s wall (all), "
                       f"ours built in {r['build']:.1f} s")
                 results.append(r)
+            use = cpu_use(procs, use)
         finally:
             stop_busy(procs)
-        runs.append((cond, load, results))
-    for cond, load, results in runs:
+        print(f"  cores used while the scenes ran (CPU time / wall time): the busy processes {use[0]:.2f}, "
+              f"this process {use[1]:.2f}, of {os.cpu_count()}")
+        runs.append((cond, use, results))
+    for cond, use, results in runs:
         if len(runs) > 1:
-            print(f"\n==== {cond} (load average {load:.2f} at the start) ====")
+            print(f"\n==== {cond} (cores used: busy processes {use[0]:.2f}, this process {use[1]:.2f}) ====")
         report_times(results)
         report_settle(results)
     results = runs[0][2]
