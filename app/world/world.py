@@ -195,8 +195,8 @@ _NO_PLANES = (np.zeros(0, np.int64), np.zeros((0, 4)))  # (World._ground_planes 
 
 @njit(cache=True)
 def _tree_broad_phase(motion, sleeping, velocity, spin, radius, dt, ccd, pose, center, axes, half, rows, sweep, lo, hi,
-                      tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel, margin_abs, shrink, predict,
-                      moved, old_keys, rebuild, counts, planes_row, planes, margin):
+                      tlo, thi, flo, fhi, parent, child, height, meta, free, sah, margin_rel, margin_abs, shrink,
+                      predict, moved, old_keys, rebuild, counts, planes_row, planes, margin):
     """The broad phase of a step in one call, for the dynamic AABB tree: each moving body's sweep
     (:func:`_sweep_kernel`, when ``ccd``, into ``sweep`` (n,) of zeros), the world boxes of the bounded
     bodies ``rows`` grown by it (:func:`_root_bounds`, into ``lo, hi``), the tree's update
@@ -216,7 +216,7 @@ def _tree_broad_phase(motion, sleeping, velocity, spin, radius, dt, ccd, pose, c
         _sweep_kernel(motion, sleeping, velocity, spin, radius, dt, sweep)
     if not _root_bounds(pose, center, axes, half, rows, sweep, lo, hi):
         return False, old_keys, np.zeros((0, 2), np.int64), 0
-    keys, pairs = _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free, margin_rel,
+    keys, pairs = _update_kernel(lo, hi, tlo, thi, flo, fhi, parent, child, height, meta, free, sah, margin_rel,
                                  margin_abs, shrink, predict, moved, old_keys, rebuild, counts)
     if rows.shape[0] != n:
         pairs = _body_pairs(rows, pairs, n)

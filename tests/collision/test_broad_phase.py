@@ -374,10 +374,29 @@ def test_tree_fat_boxes_spare_reinsertion_and_tree_stays_shallow():
     assert tree.stats["height"] <= 2 * np.log2(n) + 2
 
 
-def test_tree_rebuilds_when_most_leaves_leave_their_boxes_at_once():
-    """A layered pile falling in step leaves all its fat boxes in the same update: the tree is
-    built anew then (not re-inserted leaf by leaf), and stays exact and valid, before and after
-    the updates in which only a few leaves move (re-inserted one by one)."""
+def sah_ratio(tree):
+    """The tree's SAH ratio from its arrays, in Python: the summed surface areas of the internal nodes
+    reachable from the root over the root's (the brute-force twin of ``aabb_tree._sah_ratio``)."""
+    def area(k):
+        d = tree.hi[k] - tree.lo[k]
+        return 2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
+
+    total, todo = 0.0, [tree.root]
+    while todo:
+        k = todo.pop()
+        if tree.height[k] > 0:
+            total += area(k)
+            todo += [int(tree.child[k, 0]), int(tree.child[k, 1])]
+    return total / area(tree.root)
+
+
+def test_tree_refits_when_most_leaves_leave_their_boxes_at_once():
+    """A layered pile falling in step leaves all its fat boxes in the same update: the tree's nodes
+    are refitted to the new boxes then (its shape kept: not re-inserted leaf by leaf, not built
+    anew), and it stays exact and valid, before and after the updates in which only a few leaves
+    move (re-inserted one by one)."""
+    from obbcollide.broad_phase import aabb_tree as at
+
     rng = np.random.default_rng(11)
     n = 600
     c = np.stack(np.meshgrid(np.arange(10.0), np.arange(6.0), np.arange(10.0), indexing="ij"), -1).reshape(-1, 3)
@@ -385,7 +404,9 @@ def test_tree_rebuilds_when_most_leaves_leave_their_boxes_at_once():
     h = np.full((n, 3), 0.5)
     tree, brute = DynamicAABBTree(), BruteForce()
     tree.update(c - h, c + h)
-    rebuilt = []
+    built = sah_ratio(tree)
+    shape = (tree.parent.copy(), tree.child.copy())
+    log = []
     for step in range(60):
         if step < 40:
             c[:, 1] -= 0.05 * (1 + step // 10)  # everyone at once
@@ -394,11 +415,69 @@ def test_tree_rebuilds_when_most_leaves_leave_their_boxes_at_once():
             c[k] += rng.normal(0, 0.3, (20, 3))
         assert np.array_equal(tree.update(c - h, c + h), brute.update(c - h, c + h))
         tree.validate()
-        rebuilt.append((tree.stats["rebuilt"], tree.stats["reinserted"]))
-    assert any(r and m == n for r, m in rebuilt[:40])  # the whole pile left its boxes: rebuilt
-    assert all(not r for r, m in rebuilt[40:]) and any(m > 0 for r, m in rebuilt[40:])  # one by one
-    assert all(r == (m > n // 8) for r, m in rebuilt)
+        log.append((tree.stats["rebuilt"], tree.stats["refitted"], tree.stats["reinserted"]))
+        if step < 40:  # the shape kept, and within REFIT_QUALITY of its build (its fat boxes reach
+            # further down as the fall speeds up, its nodes with them)
+            assert np.array_equal(tree.parent, shape[0]) and np.array_equal(tree.child, shape[1])
+            assert sah_ratio(tree) <= at.REFIT_QUALITY * built
+    assert any(f and m == n for r, f, m in log[:40])  # the whole pile left its boxes: refitted
+    assert not any(r for r, f, m in log)
+    assert all(not f for r, f, m in log[40:]) and any(m > 0 for r, f, m in log[40:])  # one by one
+    assert all(f == (m > n // 8) for r, f, m in log)
     assert tree.stats["height"] <= 2 * np.log2(n) + 2
+
+
+def test_tree_builds_anew_when_a_refit_would_leave_a_poor_tree():
+    """When most leaves leave their fat boxes and the refit tree's SAH ratio would be more than
+    REFIT_QUALITY times that of its last build (a pile thrown apart: each node's children end up
+    far from each other), the tree is built anew; the next mass move is measured against the new
+    build. Exact and valid throughout."""
+    from obbcollide.broad_phase import aabb_tree as at
+
+    rng = np.random.default_rng(5)
+    n = 400
+    c = rng.uniform(-3.0, 3.0, (n, 3))
+    h = np.full((n, 3), 0.2)
+    tree, brute = DynamicAABBTree(predict=0.0), BruteForce()  # (no drift: fat boxes of the jumps' size)
+    tree.update(c - h, c + h)
+    before = sah_ratio(tree)
+    c = rng.permutation(c)  # every box to where another was: the same spread, the old shape meaningless
+    assert np.array_equal(tree.update(c - h, c + h), brute.update(c - h, c + h))
+    tree.validate()
+    assert tree.stats["rebuilt"] and not tree.stats["refitted"] and tree.stats["reinserted"] == n
+    after = sah_ratio(tree)
+    assert after < at.REFIT_QUALITY * before  # a fresh build of the same spread is about as good
+    assert float(tree._sah[0]) == pytest.approx(after, rel=1e-9)  # what the next refit is held to
+    c[:, 0] += 0.1  # then all of it moves together, out of its fat boxes: refitted
+    assert np.array_equal(tree.update(c - h, c + h), brute.update(c - h, c + h))
+    tree.validate()
+    assert tree.stats["refitted"] and tree.stats["reinserted"] == n
+    assert sah_ratio(tree) <= at.REFIT_QUALITY * after
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(16, 200), st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 4.0), st.booleans()),
+                                      min_size=1, max_size=12), st.integers(0, 2 ** 31 - 1))
+def test_tree_refit_or_rebuild_stays_exact(n, moves, seed):
+    """Any sequence of moves of a share of the leaves (a drift common to all of them, or each its
+    own jump): whether the tree re-inserts, refits or builds anew, its pairs equal brute force, it
+    validates, and after a refit its SAH ratio is within REFIT_QUALITY of its last build's."""
+    from obbcollide.broad_phase import aabb_tree as at
+
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(-2.0, 2.0, (n, 3))
+    h = rng.uniform(0.02, 0.5, (n, 3))
+    tree, brute = DynamicAABBTree(), BruteForce()
+    tree.update(c - h, c + h)
+    for share, size, together in moves:
+        k = rng.random(n) < share
+        c[k] += rng.normal(0.0, size, 3) if together else rng.normal(0.0, size, (int(k.sum()), 3))
+        assert np.array_equal(tree.update(c - h, c + h), brute.update(c - h, c + h))
+        tree.validate()
+        if tree.stats["refitted"]:
+            assert sah_ratio(tree) <= at.REFIT_QUALITY * float(tree._sah[0]) * (1 + 1e-12)
+        if tree.stats["rebuilt"]:
+            assert float(tree._sah[0]) == pytest.approx(sah_ratio(tree), rel=1e-9)
 
 
 @settings(max_examples=60, deadline=None)
