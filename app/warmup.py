@@ -242,8 +242,7 @@ def exercise(world, seconds=1.0, interact=True, hold=False):
             if not b.unbounded:
                 s.pick(*s.camera.project(b.world_center()))
         # Bodies still in the air: steps (not drawn) until one lands and the contact store holds two
-        # manifolds or more (its columns, views of one record array, are strided then, and contiguous
-        # for one manifold: numba keeps a kernel per layout), 2 s at most.
+        # manifolds or more, 2 s at most.
         for _ in range(120):
             store = world.manager.store
             touching = {int(i) for i in store.keys[:, :2].ravel()}  # (the bodies of manifolds)

@@ -23,7 +23,7 @@ import numpy as np
 from obbcollide._jit import njit
 from obbcollide.manifold import KIND_NAMES
 
-__all__ = ["ContactStore", "pack_rows", "next_store", "touch_events", "sort_store", "rows_array"]
+__all__ = ["ContactStore", "pack_rows", "next_store", "touch_events", "sort_store", "rows_array", "store_columns"]
 
 
 class ContactStore:
@@ -168,6 +168,24 @@ _FROZEN_BYTE = ContactStore.DTYPE.fields["frozen"][1]  # the frozen flag's byte 
 _FACE_A, _FACE_B = KIND_NAMES.index("face_a"), KIND_NAMES.index("face_b")
 
 
+
+
+@njit(cache=True)
+def store_columns(words):
+    """The columns of a store that the dynamics reads, as views of its rows ``words`` (m, w) int64
+    (C-contiguous, :attr:`ContactStore.words`): ``keys (m, 5)``, ``count (m,)``, ``normal (m, 3)``,
+    ``points_a, points_b (m, 4, 3)``, ``depths (m, 4)``, ``impulse (m, 4, 3)``, the same memory as the
+    store's columns. Unlike those (views of a record array, which numba sees as strided arrays but
+    as contiguous ones for a single row), they have one layout whatever the count of rows, so a
+    kernel taking them is compiled once."""
+    reals = words.view(np.float64)
+    m = words.shape[0]
+    points = (m, 4, 3)
+    inner = (reals.strides[0], 24, 8)
+    return (words[:, _W_KEYS:_W_KEYS + 5], words[:, _W_COUNT], reals[:, _W_NORMAL:_W_NORMAL + 3],
+            np.lib.stride_tricks.as_strided(reals[:, _W_POINTS_A:], points, inner),
+            np.lib.stride_tricks.as_strided(reals[:, _W_POINTS_B:], points, inner),
+            reals[:, _W_DEPTHS:_W_DEPTHS + 4], np.lib.stride_tricks.as_strided(reals[:, _W_IMPULSE:], points, inner))
 
 
 def pack_rows(dest, batch, sat, keys, flip, store):

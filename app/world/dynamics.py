@@ -28,6 +28,7 @@ import numpy as np
 from obbcollide._jit import njit
 
 from .body import DYNAMIC, KINEMATIC
+from .contact_store import store_columns
 from .mouse_joint import MouseJoint
 from .patches import longest_run, patch_slots, slot_count
 from .solver import ContactRows, _root, island_order, solve_contacts
@@ -352,6 +353,34 @@ def _put_impulses(mrow, slot, impulse, out):
             out[mrow[k], slot[k], c] = impulse[k, c]
 
 
+# The composed step's kernels on the store's rows of words, the columns cut inside
+# (app.world.contact_store.store_columns): they then have one layout whatever the count of rows, as
+# in the one-call step (app.world.dynamics_step). Views handed to numba from Python are typed by
+# numpy's flags, which call a single row's views contiguous: another compilation of each kernel.
+@njit(cache=True)
+def _islands_of(words, motion, velocity, spin, sleeping, still, grab, dt, sleep_time, sleep_speed, sleep_spin,
+                settle_speed, settle_spin, settle_damping):
+    """:func:`_islands` of the store whose rows are ``words``."""
+    keys, count, _, _, _, depths, impulse = store_columns(words)
+    _islands(keys, count, depths, impulse, motion, velocity, spin, sleeping, still, grab, dt, sleep_time, sleep_speed,
+             sleep_spin, settle_speed, settle_spin, settle_damping)
+
+
+@njit(cache=True)
+def _rows_of(words, where, x, motion, pose, root_center, velocity, spin, friction, restitution, default_friction,
+             default_restitution, reduce):
+    """:func:`_rows_kernel` of the store whose rows are ``words``."""
+    keys, count, normal, points_a, points_b, depths, impulse = store_columns(words)
+    return _rows_kernel(keys, count, normal, points_a, points_b, depths, impulse, where, x, motion, pose, root_center,
+                        velocity, spin, friction, restitution, default_friction, default_restitution, reduce)
+
+
+@njit(cache=True)
+def _put_impulses_of(mrow, slot, impulse, words):
+    """:func:`_put_impulses` into the store whose rows are ``words``."""
+    _put_impulses(mrow, slot, impulse, store_columns(words)[6])
+
+
 _ONE_CALL = [None]  # app.world.dynamics_step.one_call_step, once imported (Dynamics._one_call)
 
 
@@ -426,7 +455,7 @@ class Dynamics:
         body = self.grab.body
         return body._row if body._st is table.state else -1
 
-    def _sleep(self, table, store, dt):
+    def _sleep(self, table, words, dt):
         """Islands of dynamic bodies that touch (union-find over the manifolds) sleep together once
         every member has moved slower than SLEEP_SPEED / SLEEP_SPIN for SLEEP_TIME; an island with
         one body awake (a ball hits the pile, the user grabs it) wakes whole. A sleeping body keeps
@@ -437,11 +466,12 @@ class Dynamics:
         contacts' edges; real blocks lose energy at every impact of a rocking edge, but the
         iterative solver, never fully converged on a tall stack, lands those edges softly, and the
         column swayed for ten seconds and more. The damping only acts in the last quarter metre
-        per second before sleep, where it changes no motion a person would follow."""
+        per second before sleep, where it changes no motion a person would follow.
+
+        ``words``: the store's rows (:attr:`app.world.contact_store.ContactStore.words`)."""
         st = table.state
         grab, *thresholds = self._sleep_args(table)
-        _islands(store.keys, store.count, store.depths, store.impulse, table.motion, st.velocity, st.spin,
-                 st.sleeping, st.still, grab, float(dt), *thresholds)
+        _islands_of(words, table.motion, st.velocity, st.spin, st.sleeping, st.still, grab, float(dt), *thresholds)
 
     def _sleep_args(self, table):
         """The arguments of :func:`_islands` but the columns and the step: the grabbed row, then the
@@ -455,7 +485,8 @@ class Dynamics:
         st = table.state
         if self._one_call(table, store, dt):  # (the sleeping islands included)
             return
-        self._sleep(table, store, dt)
+        words = store.words
+        self._sleep(table, words, dt)
         where = np.empty(len(table.motion), np.int64)
         idx, x, inv_i, inv_m, v, w, asleep = _begin_kernel(
             table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
@@ -472,13 +503,13 @@ class Dynamics:
                 MouseJoint.warm_start(v, w, inv_m, inv_i, k, packed)
             joint = (int(k), packed)
 
-        rows, kin, slots = self._rows(table, store, where, x)
+        rows, kin, slots = self._rows(table, words, where, x)
         pv = pw = np.zeros_like(v)
         if rows is not None or joint is not None:
             pv, pw = solve_contacts(v, w, inv_m, inv_i, rows, kin, dt, self.iterations, warm=self.warm_start,
                                     tolerance=self.tolerance, stats=self.stats, joint=joint)
         if rows is not None:
-            _put_impulses(slots[0], slots[1], rows.impulse, store.impulse)
+            _put_impulses_of(slots[0], slots[1], rows.impulse, words)
             self.stats["contact_points"] = len(rows.ia)
         if joint is not None:
             self.grab.keep(joint[1])
@@ -497,17 +528,16 @@ class Dynamics:
             _ONE_CALL[0] = one_call
         return one_call(self, table, store, dt)
 
-    def _rows(self, table, store, where, x):
+    def _rows(self, table, words, where, x):
         """The contact points touching an awake dynamic body, as :class:`ContactRows` (island by
         island); with the kinematic velocities and the store slots ``(manifold rows, point slots)``
-        they came from."""
-        if not len(store):
+        they came from; ``words`` the store's rows."""
+        if not len(words):
             return None, None, None
         st = table.state
-        ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot, islands = _rows_kernel(
-            store.keys, store.count, store.normal, store.points_a, store.points_b, store.depths, store.impulse, where,
-            x, table.motion, st.pose, table.root_center, st.velocity, st.spin, table.friction, table.restitution,
-            self.friction, self.restitution, bool(self.patches))
+        ia, ib, normal, ra, rb, depth, fric, rest, impulse, kin, mrow, slot, islands = _rows_of(
+            words, where, x, table.motion, st.pose, table.root_center, st.velocity, st.spin, table.friction,
+            table.restitution, self.friction, self.restitution, bool(self.patches))
         if not len(ia):
             return None, None, None
         return ContactRows(ia, ib, normal, ra, rb, depth, fric, rest, impulse, islands=islands), kin, (mrow, slot)
