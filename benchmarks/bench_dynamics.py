@@ -77,8 +77,12 @@ going first), and table [4] compares the three, and whether our two worlds ended
 state bit for bit (they must: threads change no result). ``--busy N`` runs every scene again
 with N busy processes (``python -c "while True: pass"``, killed at the end) beside the engines,
 and table [4] gives each column's ratio to its own quiet median (ours threaded to ours on one
-thread, quiet): on a machine of C cores otherwise idle, N busy processes make a single-threaded step
-take about ``(N + 1) / C`` times its quiet time once N + 1 > C (1.5x for 2 on 2 cores).
+thread, quiet), and the median of each step's ratio to the same step quiet. On a machine of C
+cores otherwise idle, N busy processes leave this process about ``C / (N + 1)`` of a core once
+N + 1 > C (two thirds for 2 on 2 cores): the run prints the cores the busy processes and this
+process used (CPU time over wall time), which says whether they did. A step shorter than the
+scheduler's time slice mostly runs whole, and now and then waits a slice (a few ms); a step
+longer than a slice takes about ``(N + 1) / C`` times its quiet time in any engine.
 
 The two simulations step in turn in the same loop (ours, then pybullet's,
 each timed alone), so a burst of load from other jobs on the machine hits
