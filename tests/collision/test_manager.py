@@ -33,7 +33,7 @@ import fcl
 import numpy as np
 import pytest
 import trimesh
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -251,10 +251,17 @@ def test_first_hit_internal_equals_every_pair_and_brute_force():
     after) answers as the every-pair path and as :func:`obbcollide.collide` over all pairs, on
     crowded scenes where a pair may collide only by containment (pebbles in closed meshes)."""
     seen = {"hit": 0, "miss": 0, "contained_only": 0}
+    apart = np.eye(4)
+    apart[:3, 3] = (2.0, 0.0, 0.0)
 
+    # A containment-only scene is rare among random poses, and which examples a derandomized run
+    # draws depends on what else the process imported (Hypothesis mixes the literals of the local
+    # modules loaded into its values): one is always given, a pebble at a sphere's centre beside a
+    # box.
     @settings(max_examples=30, **SETTINGS)
     @given(scenes(names=("pebble", "pebble", "blob", "sphere", "torus", "box", "capsule"), min_size=2,
                   max_size=16, spread=2.5))
+    @example([("box", apart), ("sphere", np.eye(4)), ("pebble", np.eye(4))])
     def run(scene):
         ours, _ = build(scene)
         brute = [obbcollide.collide(tree(na), pa, tree(nb), pb)
