@@ -16,9 +16,9 @@ of them itself (:func:`app.world.contact_store.store_columns`), so that one comp
 step: bodies falling free (no rows), one row, many. Before, it took the store's seven columns, which
 are strided views of a record array to numba but contiguous for an empty store and for a single
 row, so those steps had kernels of their own, or none; and each new store's seven views cost Python
-a few microseconds. Measured on 100
-boxes landing in layers: the step that first solves their contacts, which ran this kernel for the
-first time since the fall began, went from 157 to 143 us (its dynamics from 87 to 67 us).
+a few microseconds. Measured on 100 boxes landing in layers: the step that first solves their
+contacts, which ran this kernel for the first time since the fall began, went from 157 to 143 us
+(its dynamics from 87 to 67 us).
 """
 
 import inspect
