@@ -44,10 +44,11 @@ Scenes (issue 7's benchmark), the same for both contenders:
 Ours: :class:`app.world.world.World` (``dt = 1/60``, ``dynamics.iterations = 10``,
 ``exact=False``; the ground is ``tests/_bodies.ground_body()``, a half-space,
 or with ``--ground box`` a static 200 x 1 x 200 m box hull), timed around
-``world.step()``. Its phases: ``world.stats["broad"]`` and ``["narrow"]``
-(the detection that ends each step) and the time of ``world.dynamics.step``
-(wrapped here, the class untouched); "rest" is the step minus those three
-(kinematic motion, bookkeeping).
+``world.step()``. Its phases, as the world measures them: ``world.stats["update"]``
+(the motion: kinematic bodies, then the dynamics), ``["broad"]`` and ``["narrow"]``
+(the detection that ends each step); "rest" is the step minus those three (the repair
+of non-finite states, bookkeeping). Where the step runs as one compiled call
+(:mod:`app.world.world_step`) the three come from clock readings inside it.
 
 pybullet (``p.connect(p.DIRECT)``, ``setPhysicsEngineParameter(fixedTimeStep=1/60,
 numSolverIterations=10)``), bodies by ``createMultiBody(..., useMaximalCoordinates=True)``,
@@ -278,15 +279,6 @@ def our_world(kind, starts, ground):
     w.dynamics.iterations = ITERATIONS
     w.dynamics.friction = FRICTION
     w.dynamics.linear_damping, w.dynamics.angular_damping = DAMPING
-    w.dynamics_times = []
-    inner = w.dynamics.step
-
-    def timed_step(*args, **kwargs):  # the benchmark's wrapper, on this instance only
-        t0 = time.perf_counter()
-        inner(*args, **kwargs)
-        w.dynamics_times.append(time.perf_counter() - t0)
-
-    w.dynamics.step = timed_step
     return w
 
 
@@ -513,7 +505,7 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
     bullet = bullet_world(kind, starts, ground) if pb is not None else None
     steps = int(round(seconds / DT))
     per_second = int(round(1.0 / DT))
-    ours, ours1, theirs, broad, narrow = [], [], [], [], []
+    ours, ours1, theirs, broad, narrow, dyn = [], [], [], [], [], []
     pts_ours, pts_theirs = [], []
     capped = None
     t_start = time.perf_counter()
@@ -528,6 +520,7 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
             ours1.append(one_thread_step(w1))
         broad.append(w.stats["broad"])
         narrow.append(w.stats["narrow"])
+        dyn.append(w.stats["update"])
         if bullet is not None:
             t0 = time.perf_counter()
             pb.stepSimulation(physicsClientId=bullet[0])
@@ -543,7 +536,6 @@ def run(kind, n, seconds, ground, budget=None, cap_seconds=3.0, spacing=1.2, sin
                 capped = (seconds, cap_seconds, projected)
                 seconds = cap_seconds
                 steps = int(round(seconds / DT))
-    dyn = w.dynamics_times[-len(ours):]  # the step before the loop may have none; one per step here
     rest = [t - b - n_ - d for t, b, n_, d in zip(ours, broad, narrow, dyn)]
     fall = slice(0, per_second)
     settled = slice(steps - per_second, steps)

@@ -885,31 +885,61 @@ class ContactManager:
         (:func:`_detect_begin`, :func:`_detect_end`): the same kernels as :meth:`_update_composed`, in
         the same order, without the Python between them (the stores, the arguments, the dispatch of
         each call). No call at all when there is no candidate pair and no row to keep."""
-        n = len(bodies)
         old = self.store
         if not len(pairs) and not len(old) and not self._gone:  # nothing near, nothing kept: no call
             self._caches = {}
             self._at_rest(old)
             return
-        pose = table.state.pose
-        cores = self._cores
-        gjk = self.hull_response == "gjk"
         sc = self._scratch
         if not sc.fits(len(pairs), len(old)):
             sc = self._scratch = sc.grown(len(pairs), len(old))
-        serial_below = _hull_batch.HULL_PAIRS_THREADS.serial_below()
         while True:
-            b = sc.batch
-            (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total) = _detect_whole(
-                pairs, table.motion, table.state.sleeping, table.shape_count, old.words, n, sweep, self.margin,
-                info.start, info.kind, info.center, info.axes, info.half, pose, info.hull, info.core, info.plane,
-                *cores.kernel_arrays(), self._apart, not gjk, *sc.arrays, *self._hulls._kernel_args(),
-                b.count, b.normal, b.points_a, b.points_b, b.depths, b.ids, b.kind, b.tests, b.sat_depth,
-                _hull_batch.CACHE_FIRST, serial_below, bool(self._gone), old.frozen, self.match_tol ** 2,
-                self._views is None, self._touch[0])
-            if not need:
+            found = _detect_whole(pairs, *self._whole_args(len(bodies), table, info, sweep, sc))
+            if not found[0]:
                 break
-            sc = self._scratch = sc.grown(len(pairs), len(old), need)
+            sc = self._scratch = sc.grown(len(pairs), len(old), found[0])
+        self._after_whole(bodies, table, info, sc, found)
+
+    def whole_args(self, bodies, table, sweep):
+        """For a caller that runs :func:`_detect_whole` inside a compiled call of its own (the world's
+        step, :mod:`app.world.world_step`): the arguments after ``pairs`` for the step's detection with
+        the current scratch (``sweep`` (n,) filled by that call before the detection), or None when
+        :meth:`update` must run instead (the composed path chosen). Hand what the call returned to
+        :meth:`whole_done` unless it asked for more scratch (``need``), in which case call
+        :meth:`update`."""
+        if not self._one_call_narrow:
+            return None
+        self._follow(bodies)
+        info = self._rows(bodies, table)
+        self._whole = (info, self._scratch)  # (for whole_done; update() does not read it)
+        return self._whole_args(len(bodies), table, info, sweep, self._scratch)
+
+    def whole_done(self, bodies, table, found):
+        """Keep what :func:`_detect_whole` found for the arguments of :meth:`whole_args` (``need`` 0)."""
+        info, sc = self._whole
+        self._whole = None
+        self._after_whole(bodies, table, info, sc, found)
+
+    def _whole_args(self, n, table, info, sweep, sc):
+        """:func:`_detect_whole`'s arguments after ``pairs``."""
+        old = self.store
+        b = sc.batch
+        return (table.motion, table.state.sleeping, table.shape_count, old.words, n, sweep, self.margin,
+                info.start, info.kind, info.center, info.axes, info.half, table.state.pose, info.hull, info.core,
+                info.plane, *self._cores.kernel_arrays(), self._apart, self.hull_response != "gjk", *sc.arrays,
+                *self._hulls._kernel_args(), b.count, b.normal, b.points_a, b.points_b, b.depths, b.ids, b.kind,
+                b.tests, b.sat_depth, _hull_batch.CACHE_FIRST, _hull_batch.HULL_PAIRS_THREADS.serial_below(),
+                bool(self._gone), old.frozen, self.match_tol ** 2, self._views is None, self._touch[0])
+
+    def _after_whole(self, bodies, table, info, sc, found):
+        """The rest of :meth:`_update_fused` after :func:`_detect_whole` returned ``found`` (``need`` 0):
+        keep its results when it did the whole detection, else the batches and the rarer routes
+        from Python, then :func:`_detect_end`."""
+        n = len(bodies)
+        old = self.store
+        pose = table.state.pose
+        gjk = self.hull_response == "gjk"
+        (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total) = found
         if done:  # (the batch ran on one thread, as the thread choice would have run it)
             h = int(sc.bounds[_R_HULL + 1] - sc.bounds[_R_HULL])
             if h:

@@ -128,27 +128,46 @@ def one_call_step(dyn, table, store, dt):
     :func:`dynamics_step_serial`, when the solve of ``store`` (at most 4 points a row) would run
     serially (:data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`);
     returns whether it ran (False: the caller composes the step)."""
-    st = table.state
+    args = one_call_args(dyn, table, store, dt)
+    if args is None:
+        return False
+    dynamics_step_serial(*args)
+    one_call_done(dyn, args[-1])
+    return True
+
+
+def one_call_args(dyn, table, store, dt):
+    """:func:`dynamics_step_serial`'s arguments for a step of ``dyn`` (an
+    :class:`app.world.dynamics.Dynamics`) on ``table`` under ``store``, or None when the step must be
+    composed (a mouse joint holds a body, or the solve of ``store``, at most 4 points a row, would
+    not run serially: :data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`).
+    After the call, hand its ``out`` (the last argument) to :func:`one_call_done`."""
+    if dyn.grab is not None:
+        return None
     cap = 4 * len(store)
     rows, islands = _solver.ROWS_THREADS, _solver.ISLANDS_THREADS
     if cap and (cap >= 2 * rows.min_per_thread or cap >= 2 * islands.min_per_thread or rows.runs(cap) != 1
                 or islands.runs(cap) != 1):
-        return False
+        return None
     words = store.words
     if not words.flags.c_contiguous:  # (stores are made contiguous; another layout would be compiled anew)
-        return False
-    out = np.zeros(5, np.int64)
-    dynamics_step_serial(table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass,
-                         st.velocity, st.spin, dyn.gravity, float(dt), dyn.linear_damping,
-                         dyn.angular_damping, words, table.root_center, table.friction, table.restitution,
-                         dyn.friction, dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD,
-                         dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), bool(dyn.patches), out)
+        return None
+    st = table.state
+    return (table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
+            dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, words, table.root_center,
+            table.friction, table.restitution, dyn.friction, dyn.restitution, dyn.iterations, BETA, SLOP,
+            BOUNCE_THRESHOLD, dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), bool(dyn.patches),
+            np.zeros(5, np.int64))
+
+
+def one_call_done(dyn, out):
+    """The dynamics' statistics and the solver's thread records after :func:`dynamics_step_serial`
+    filled ``out`` (5,)."""
     dyn.stats = {"dynamic": int(out[OUT_DYNAMIC]), "contact_points": int(out[OUT_POINTS]),
                  "sleeping": int(out[OUT_SLEEPING])}
     k = int(out[OUT_POINTS])
     if k:
         dyn.stats["iterations"], dyn.stats["islands"] = int(out[OUT_ITERATIONS]), int(out[OUT_ISLANDS])
-        rows.record(k, 1, 0.0)  # (counts only: a serial batch this small keeps no timing)
+        _solver.ROWS_THREADS.record(k, 1, 0.0)  # (counts only: a serial batch this small keeps no timing)
         if out[OUT_ISLANDS] > 1:
-            islands.record(k, 1, 0.0)
-    return True
+            _solver.ISLANDS_THREADS.record(k, 1, 0.0)

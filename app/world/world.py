@@ -191,6 +191,9 @@ def _body_pairs(rows, pairs, n):
 
 
 _NO_PLANES = (np.zeros(0, np.int64), np.zeros((0, 4)))  # (World._ground_planes of a world without half-spaces)
+# the positions of rows and of sweep (then lo and hi) in _tree_broad_phase's arguments
+_TREE_ROWS, _TREE_SWEEP = 11, 12
+_WORLD_STEP = [None]  # app.world.world_step.one_call_world_step, once imported (World.step)
 
 
 @njit(cache=True)
@@ -331,6 +334,7 @@ class World:
         self.ccd = True  # speculative contacts from each dynamic body's sweep (see sweep())
         self._boxes = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))  # bounded rows, (swept) lo, hi
         self._candidates = []
+        self._one_call_world = True  # World.step takes one compiled call where it can (app.world.world_step)
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.narrow_choice = NarrowPhaseChoice()  # the narrow phase shown and compared (app.world.narrow_compare)
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
@@ -383,10 +387,23 @@ class World:
             self._collide(t)
         t0 = time.perf_counter()
         self._integrate(t)
+        if self._one_call_world:  # (the whole step in one compiled call where it can)
+            one_call = _WORLD_STEP[0]
+            if one_call is None:  # (imported at the first step: that module imports this one)
+                from .world_step import one_call_world_step as one_call
+
+                _WORLD_STEP[0] = one_call
+            if one_call(self, t, t0):
+                return
         self.dynamics.step(t, self.manager.store, self.dt)
         self.time += self.dt
-        self._frame_times["update"] += time.perf_counter() - t0
+        self._updated(t0, time.perf_counter())
         self._collide(t)
+
+    def _updated(self, t0, t1):
+        """The motion of a step (kinematic, then the dynamics) ran from ``t0`` to ``t1``."""
+        self._frame_times["update"] += t1 - t0
+        self.stats["update"] = t1 - t0
 
     def repair(self, t=None):
         """Bodies with a non-finite pose, velocity or spin (set by a script, a bad scene edit, a
@@ -570,20 +587,29 @@ class World:
     def _tree_pairs(self, t):
         """:meth:`_broad_pairs` and :meth:`_ground_pairs` for the dynamic AABB tree in one compiled
         call (:func:`_tree_broad_phase`); returns ``(sweep, candidates)``."""
+        args = self._tree_args(t)
+        finite, keys, cand, m = _tree_broad_phase(*args)
+        self._tree_done(args, finite, keys, m)
+        return args[_TREE_SWEEP], cand
+
+    def _tree_args(self, t):
+        """:func:`_tree_broad_phase`'s arguments for the table ``t`` (its ``sweep``, ``lo`` and ``hi``
+        new arrays); hand them and what the call returned to :meth:`_tree_done`."""
         bounded = t.bounded_rows
         st = t.state
-        sweep = np.zeros(len(t))
-        lo, hi = np.empty((len(bounded), 3)), np.empty((len(bounded), 3))
         rows, planes = self._ground_planes(t) if len(t.ground_rows) else _NO_PLANES
-        finite, keys, cand, m = _tree_broad_phase(
-            t.motion, st.sleeping, st.velocity, st.spin, t.radius, self.dt, self.ccd, st.pose, t.root_center,
-            t.root_axes, t.root_half, bounded, sweep, lo, hi, *self.broad.compiled_update(len(bounded)), rows, planes,
-            self.manager.margin)
-        self._boxes = (bounded, lo, hi)
+        return (t.motion, st.sleeping, st.velocity, st.spin, t.radius, self.dt, self.ccd, st.pose, t.root_center,
+                t.root_axes, t.root_half, bounded, np.zeros(len(t)), np.empty((len(bounded), 3)),
+                np.empty((len(bounded), 3)), *self.broad.compiled_update(len(bounded)), rows, planes,
+                self.manager.margin)
+
+    def _tree_done(self, args, finite, keys, m):
+        """Keep the boxes and the tree's pairs after :func:`_tree_broad_phase` ran on ``args``."""
+        bounded = args[_TREE_ROWS]
+        self._boxes = (bounded, args[_TREE_SWEEP + 1], args[_TREE_SWEEP + 2])
         if not finite:  # (poses are finite: radii are not)
             raise ValueError("broad phase: a body's bounding box is not finite")
         self.broad.compiled_done(len(bounded), keys, m)
-        return sweep, cand
 
     def sweep(self):
         """(n,) how far each moving dynamic body may travel in one step, ``(|v| + |w| r) dt`` with
@@ -650,15 +676,24 @@ class World:
             ground = self._ground_pairs()
             if len(ground):
                 cand = np.concatenate([cand, ground])
+        self._narrow(t, sweep, cand, t0, time.perf_counter())
+
+    def _narrow(self, t, sweep, cand, t0, t1):
+        """The detection of the broad phase's candidate pairs ``cand`` (k, 2) (found from ``t0`` to
+        ``t1``, :func:`time.perf_counter`): the pairs of a body listed twice dropped, at most
+        :data:`MAX_PAIRS`, then the contact manager."""
         if len(cand) and t.aliased:  # a body listed twice: not with itself
             cand = cand[t.alias[cand[:, 0]] != t.alias[cand[:, 1]]]
         if len(cand) > MAX_PAIRS:  # bounded narrow-phase work (see MAX_PAIRS)
             self.problems.append(f"{len(cand):,} candidate pairs, more than the {MAX_PAIRS:,} one step handles "
                                  f"(bodies piled into one spot?): {len(cand) - MAX_PAIRS:,} left out this step")
             cand = cand[:MAX_PAIRS]
-        t1 = time.perf_counter()
         self.manager.update(self.bodies, cand, sweep, t)
-        t2 = time.perf_counter()
+        self._detected(cand, t0, t1, time.perf_counter())
+
+    def _detected(self, cand, t0, t1, t2):
+        """Keep the step's candidate pairs and its statistics: the broad phase ran from ``t0`` to ``t1``,
+        the detection to ``t2``."""
         self._candidates = cand
         self._fresh = True
         self._frame_times["broad"] += t1 - t0

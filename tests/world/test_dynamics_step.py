@@ -13,7 +13,9 @@ from .._bodies import ball_body, box_body, ground_body
 
 
 def composed(world, dynamics=True, narrow=True):
-    """``world`` stepping by the composed dynamics and / or narrow phase."""
+    """``world`` stepping by the composed dynamics and / or narrow phase (and so not by the world's
+    one call, app/world/world_step.py)."""
+    world._one_call_world = False
     if dynamics:
         world.dynamics._one_call = lambda *args: False
     if narrow:
@@ -59,6 +61,7 @@ def test_one_call_step_equals_composed_step(options, monkeypatch):
     worlds = []
     for _ in range(2):
         w = World(boxes(options.get("restitution"), options.get("kinematic", False)), dt=1 / 60, exact=False)
+        w._one_call_world = False  # (the dynamics' own one call: the world's is tested in test_world_step.py)
         w.dynamics.warm_start = options.get("warm", True)
         w.dynamics.iterations = options.get("iterations", 10)
         w.dynamics.tolerance = options.get("tolerance", w.dynamics.tolerance)

@@ -1,0 +1,110 @@
+"""A whole step of the world as one compiled call (app/world/world_step.py) against the same world
+stepping by three calls (the dynamics, the broad phase, the detection) with Python between them:
+the same kernels in the same order, so the states, the stores, the events, the candidate pairs and
+the counts must be equal bit for bit, step after step; and where the one call cannot finish the
+step (past the pair cap, too little scratch, a route outside the batches), the world finishes it
+as before."""
+
+import time
+
+import numpy as np
+import pytest
+
+import app.world.world as world_module
+import app.world.world_step as world_step
+from app.world.contacts import _Scratch
+from app.world.world import World
+
+from .test_dynamics_step import boxes, jumble, same_steps
+
+
+def counted(monkeypatch):
+    """Count the calls of :func:`world_step_serial` and whether each ran the detection."""
+    calls = []
+    kernel = world_step.world_step_serial
+
+    def count(*args):
+        out = kernel(*args)
+        calls.append(out[4])
+        return out
+
+    monkeypatch.setattr(world_step, "world_step_serial", count)
+    return calls
+
+
+def pair(bodies, **options):
+    """Two worlds of ``bodies()``: the first steps by the one call, the second by three."""
+    worlds = []
+    for one in (True, False):
+        w = World(bodies(), dt=1 / 60, exact=False)
+        for name, value in options.items():
+            setattr(w.dynamics, name, value)
+        w._one_call_world = one
+        worlds.append(w)
+    return worlds
+
+
+def same_world_steps(one, old, steps):
+    """:func:`same_steps`, and the candidate pairs, the dynamics' counts and the clocks equal too."""
+    for step in same_steps(one, old, steps):
+        assert np.array_equal(one.candidate_pairs, old.candidate_pairs), f"step {step}: the candidates differ"
+        assert one.dynamics.stats == old.dynamics.stats, f"step {step}: the dynamics' counts differ"
+        assert one.time == old.time and one.stats["candidates"] == old.stats["candidates"]
+        yield step
+
+
+@pytest.mark.parametrize("scene, options", [
+    ("boxes", {}), ("bouncy", {}), ("kinematic", {}), ("boxes", {"warm_start": False}),
+    ("boxes", {"iterations": 3, "tolerance": 0.0}), ("jumble", {})])
+def test_world_step_equals_three_calls(scene, options, monkeypatch):
+    """Boxes landing and toppling onto each other, bouncing, pushed by a kinematic box, without the
+    warm start or converging; and the jumble of every route (spheres, capsules, meshes: the one call
+    stops after the detection's first stage and the world's Python finishes it)."""
+    calls = counted(monkeypatch)
+    make = {"boxes": boxes, "bouncy": lambda: boxes(restitution=0.6), "kinematic": lambda: boxes(kinematic=True),
+            "jumble": jumble}[scene]
+    one, old = pair(make, **options)
+    touched = 0
+    for step in same_world_steps(one, old, 120):
+        assert len(calls) == step + 1, f"step {step}: the path taken"  # (every step, the first one's too)
+        touched = max(touched, one.dynamics.stats["contact_points"])
+    assert touched > 20  # (the scene had contacts to solve)
+    assert any(calls) and (scene != "boxes" or calls.count(False) < 30)  # (the detection ran inside)
+
+
+def test_world_step_leaves_the_pairs_past_the_cap_to_the_world(monkeypatch):
+    """More candidate pairs than MAX_PAIRS: the one call stops after the broad phase, and the world
+    keeps the first MAX_PAIRS pairs with a message, as it does stepping by three calls."""
+    calls = counted(monkeypatch)
+    monkeypatch.setattr(world_step, "MAX_PAIRS", 4)
+    monkeypatch.setattr(world_module, "MAX_PAIRS", 4)
+    one, old = pair(boxes)
+    for _ in same_world_steps(one, old, 60):
+        pass
+    assert one.problems and one.problems == old.problems
+    assert "more than the 4 one step handles" in one.problems[-1]
+    assert len(one.candidate_pairs) == 4 and not calls[-1]  # (the world ran the detection)
+
+
+def test_world_step_asks_for_more_scratch(monkeypatch):
+    """Scratch too small for the step's pairs: the one call leaves the detection to the world, which
+    grows the scratch; the next steps run whole in the one call again."""
+    calls = counted(monkeypatch)
+    one, old = pair(boxes)
+    for step in same_world_steps(one, old, 40):
+        if step in (20, 30):
+            one.manager._scratch = _Scratch(1, 1, 1)
+    assert not calls[21] and not calls[31] and calls[22] and calls[-1]
+    assert one.manager._scratch.pairs > 1
+
+
+def test_world_step_phases_are_the_step():
+    """The step's motion, broad phase and detection (read from clocks inside the one call) are
+    positive, in that order, and together at most the step's wall time."""
+    w = World(boxes(), dt=1 / 60, exact=False)
+    for _ in range(40):
+        t0 = time.perf_counter()
+        w.step()
+        wall = time.perf_counter() - t0
+        parts = [w.stats[name] for name in ("update", "broad", "narrow")]
+        assert all(p > 0.0 for p in parts) and sum(parts) <= wall
