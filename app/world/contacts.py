@@ -902,23 +902,22 @@ class ContactManager:
 
     def whole_args(self, bodies, table, sweep):
         """For a caller that runs :func:`_detect_whole` inside a compiled call of its own (the world's
-        step, :mod:`app.world.world_step`): the arguments after ``pairs`` for the step's detection with
-        the current scratch (``sweep`` (n,) filled by that call before the detection), or None when
-        :meth:`update` must run instead (the composed path chosen). Hand what the call returned to
-        :meth:`whole_done` unless it asked for more scratch (``need``), in which case call
-        :meth:`update`."""
+        step, :mod:`app.world.world_step`): ``(kept, args)``, the arguments after ``pairs`` for the
+        step's detection with the current scratch (``sweep`` (n,) filled by that call before the
+        detection) and what :meth:`whole_done` needs of this step; or None when :meth:`update` must
+        run instead (the composed path chosen). Hand what the call returned to :meth:`whole_done`,
+        unless it asked for more scratch (``need``): then call :meth:`update`."""
         if not self._one_call_narrow:
             return None
         self._follow(bodies)
         info = self._rows(bodies, table)
-        self._whole = (info, self._scratch)  # (for whole_done; update() does not read it)
-        return self._whole_args(len(bodies), table, info, sweep, self._scratch)
+        sc = self._scratch
+        return (info, sc), self._whole_args(len(bodies), table, info, sweep, sc)
 
-    def whole_done(self, bodies, table, found):
-        """Keep what :func:`_detect_whole` found for the arguments of :meth:`whole_args` (``need`` 0)."""
-        info, sc = self._whole
-        self._whole = None
-        self._after_whole(bodies, table, info, sc, found)
+    def whole_done(self, bodies, table, kept, found):
+        """Keep what :func:`_detect_whole` found (``need`` 0) for the arguments of :meth:`whole_args`,
+        which gave ``kept``."""
+        self._after_whole(bodies, table, *kept, found)
 
     def _whole_args(self, n, table, info, sweep, sc):
         """:func:`_detect_whole`'s arguments after ``pairs``."""

@@ -63,8 +63,8 @@ def world_step_serial(d_motion, d_sleeping, d_pose, d_com, d_inv_inertia, d_inv_
     :func:`app.world.contacts._detect_whole` on the candidate pairs and ``w_*``.
 
     ``b_sweep`` and ``w_sweep`` are the same (n,) array of zeros: the broad phase writes each body's
-    sweep into it and the detection reads it. ``times`` (3,) receives the clock after the dynamics,
-    after the broad phase and at the end (``time.perf_counter()``).
+    sweep into it and the detection reads it. ``times`` (2,) receives the clock after the dynamics
+    and after the broad phase (``time.perf_counter()``).
 
     Returns
     -------
@@ -87,20 +87,18 @@ def world_step_serial(d_motion, d_sleeping, d_pose, d_com, d_inv_inertia, d_inv_
     times[1] = _clock()
     if (finite and cand.shape[0] <= max_pairs and cand.shape[0] <= w_active.shape[0]
             and w_old_words.shape[0] <= w_kept.shape[0] and (cand.shape[0] or w_old_words.shape[0] or w_gone)):
-        found = _detect_whole(cand, w_motion, w_sleeping, w_shape_count, w_old_words, w_n, w_sweep, w_margin, w_start,
-                              w_kind, w_center, w_axes, w_half, w_pose, w_hull, w_core, w_plane, w_core_points,
+        found = _detect_whole(cand, w_motion, w_sleeping, w_shape_count, w_old_words, w_n, w_sweep, w_margin,
+                              w_start, w_kind, w_center, w_axes, w_half, w_pose, w_hull, w_core, w_plane, w_core_points,
                               w_core_starts, w_core_radius, w_apart, w_hull_inputs, w_active, w_kept, w_words,
                               w_margins, w_ga, w_gb, w_route, w_order, w_bounds, w_ia, w_pa, w_ib, w_pb, w_mg,
                               w_caches, w_V, w_N, w_D, w_FS, w_FV, w_EV, w_EF, w_VFS, w_VF, w_AC, w_AO, w_GC, w_GS,
                               w_starts, w_scale, w_boxes, w_box_f, w_box_i, w_count, w_normal, w_points_a,
                               w_points_b, w_depths, w_ids, w_kinds, w_tests, w_sat_depth, w_cache_first,
                               w_serial_below, w_gone, w_old_frozen, w_tol2, w_may_update, w_prev)
-        times[2] = _clock()
         return finite, keys, cand, m, True, found
     none = np.zeros(0, np.int64)
     found = (0, 0, 0, -1, -1, False, -1, w_old_words[:0], np.zeros((0, 8), np.int64), none, none,
              np.zeros(0, np.bool_), np.zeros(0, np.bool_), 0)
-    times[2] = _clock()
     return finite, keys, cand, m, False, found
 
 
@@ -119,15 +117,15 @@ def one_call_world_step(world, t, t0):
         return False
     bargs = world._tree_args(t)
     sweep = bargs[_TREE_SWEEP]
-    wargs = manager.whole_args(world.bodies, t, sweep)
-    times = np.empty(3)
+    kept, wargs = manager.whole_args(world.bodies, t, sweep)
+    times = np.empty(2)
     finite, keys, cand, m, detected, found = world_step_serial(*dargs, *bargs, *wargs, MAX_PAIRS, times)
     one_call_done(world.dynamics, dargs[-1])
     world.time += world.dt
     world._updated(t0, times[0])
     world._tree_done(bargs, finite, keys, m)
     if detected and not found[0]:
-        manager.whole_done(world.bodies, t, found)
+        manager.whole_done(world.bodies, t, kept, found)
         world._detected(cand, times[0], times[1], time.perf_counter())
     else:  # (the detection as the world runs it alone: past the cap, more scratch, nothing to detect)
         world._narrow(t, sweep, cand, times[0], times[1])
