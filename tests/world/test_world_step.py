@@ -108,3 +108,22 @@ def test_world_step_phases_are_the_step():
         wall = time.perf_counter() - t0
         parts = [w.stats[name] for name in ("update", "broad", "narrow")]
         assert all(p > 0.0 for p in parts) and sum(parts) <= wall
+
+
+def test_world_step_follows_bodies_added_and_removed(monkeypatch):
+    """Bodies removed from a landed pile (their touching pairs end) and a ball added mid-run: the
+    one call's detection carries the store over to the new body list as the three calls do."""
+    from .._bodies import ball_body
+
+    calls = counted(monkeypatch)
+    one, old = pair(boxes)
+    ends = 0
+    for step in same_world_steps(one, old, 90):
+        if step in (40, 60):
+            for w in (one, old):
+                del w.bodies[3 if step == 40 else 1]
+                w.bodies.append(ball_body(f"ball{step}", 0.15, (0.2, 1.5, 0.1), velocity=(0.0, -1.0, 0.0)))
+        if step in (41, 61):
+            ends += sum(e.kind == "end" for e in one.events)
+    assert ends >= 1  # (a removed body's touching pairs ended)
+    assert calls[-1] and len(calls) >= 88  # (the steps after each change ran whole in the one call)
