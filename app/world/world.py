@@ -380,7 +380,8 @@ class World:
     def step(self):
         """One fixed step: move the bodies (kinematic ones by their velocities, dynamic ones by
         gravity and the impulses of the current contacts), then the broad, mid and narrow phases
-        find the contacts of the new poses."""
+        find the contacts of the new poses. The dynamics, the broad phase and the detection run
+        as one compiled call where they can (:mod:`app.world.world_step`), else as three."""
         t = self.sync()
         self.repair(t)
         if not self._fresh:
