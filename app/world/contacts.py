@@ -900,24 +900,46 @@ class ContactManager:
             sc = self._scratch = sc.grown(len(pairs), len(old), found[0])
         self._after_whole(bodies, table, info, sc, found)
 
-    def whole_args(self, bodies, table, sweep):
+    def whole_begin(self, bodies, table):
         """For a caller that runs :func:`_detect_whole` inside a compiled call of its own (the world's
-        step, :mod:`app.world.world_step`): ``(kept, args)``, the arguments after ``pairs`` for the
-        step's detection with the current scratch (``sweep`` (n,) filled by that call before the
-        detection) and what :meth:`whole_done` needs of this step; or None when :meth:`update` must
-        run instead (the composed path chosen). Hand what the call returned to :meth:`whole_done`,
-        unless it asked for more scratch (``need``): then call :meth:`update`."""
+        step, :mod:`app.world.world_step`): the store follows ``bodies``, then ``(info, sc)``, the shapes
+        of the body rows and the scratch, which :meth:`whole_fixed` and :meth:`whole_done` take; or None
+        when :meth:`update` must run instead (the composed path chosen). After the call, hand what it
+        returned to :meth:`whole_done`, unless it asked for more scratch (``need``): then call
+        :meth:`update`."""
         if not self._one_call_narrow:
             return None
         self._follow(bodies)
-        info = self._rows(bodies, table)
-        sc = self._scratch
-        return (info, sc), self._whole_args(len(bodies), table, info, sweep, sc)
+        return self._rows(bodies, table), self._scratch
 
-    def whole_done(self, bodies, table, kept, found):
-        """Keep what :func:`_detect_whole` found (``need`` 0) for the arguments of :meth:`whole_args`,
-        which gave ``kept``."""
-        self._after_whole(bodies, table, *kept, found)
+    def whole_fixed(self, info, sc):
+        """The arguments of :func:`_detect_whole` that stay from step to step while the shapes ``info``,
+        the shape tables and the scratch ``sc`` stay: ``(key, make)``, the objects that own them and a
+        function that lists them (``start`` ... ``plane``, the half-space cores, the scratch, the hull
+        table, the hull batch's outputs, in :func:`_detect_whole`'s order)."""
+        cores, hulls = self._cores.kernel_arrays(), self._hulls._kernel_args()
+
+        def make():
+            b = sc.batch
+            return (info.start, info.kind, info.center, info.axes, info.half, info.hull, info.core, info.plane,
+                    *cores, *sc.arrays, *hulls, b.count, b.normal, b.points_a, b.points_b, b.depths, b.ids, b.kind,
+                    b.tests, b.sat_depth)
+
+        return (info, sc, cores, hulls), make
+
+    def whole_varying(self):
+        """The arguments of :func:`_detect_whole` that change from step to step, after ``pairs``,
+        ``old_words``, ``n``, ``sweep`` and ``margin`` (:attr:`margin`): ``apart``, ``hull_inputs``,
+        ``cache_first``, ``serial_below``, ``gone``, then after ``old_frozen`` (the caller reads it
+        from ``old_words``) ``tol2``, ``may_update``, ``prev``."""
+        return (self._apart, self.hull_response != "gjk", _hull_batch.CACHE_FIRST,
+                _hull_batch.HULL_PAIRS_THREADS.serial_below(), bool(self._gone), self.match_tol ** 2,
+                self._views is None, self._touch[0])
+
+    def whole_done(self, bodies, table, begun, found):
+        """Keep what :func:`_detect_whole` found (``need`` 0) for the step :meth:`whole_begin` began (which
+        gave ``begun``)."""
+        self._after_whole(bodies, table, *begun, found)
 
     def _whole_args(self, n, table, info, sweep, sc):
         """:func:`_detect_whole`'s arguments after ``pairs``."""

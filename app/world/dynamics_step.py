@@ -33,7 +33,8 @@ from .contact_store import store_columns
 __all__ = ["dynamics_step_serial"]
 
 # dynamics_step_serial's ``out`` (int64 (5,)): awake dynamic bodies, sleeping ones, contact points
-# solved, velocity iterations run (the largest over the islands), islands.
+# solved, velocity iterations run (the largest over the islands), islands (one_call_done reads them
+# in this order).
 OUT_DYNAMIC, OUT_SLEEPING, OUT_POINTS, OUT_ITERATIONS, OUT_ISLANDS = range(5)
 
 
@@ -136,25 +137,31 @@ def one_call_step(dyn, table, store, dt):
     return True
 
 
-def one_call_args(dyn, table, store, dt):
-    """:func:`dynamics_step_serial`'s arguments for a step of ``dyn`` (an
-    :class:`app.world.dynamics.Dynamics`) on ``table`` under ``store``, or None when the step must be
-    composed (a mouse joint holds a body, or the solve of ``store``, at most 4 points a row, would
-    not run serially: :data:`app.world.solver.ROWS_THREADS`, :data:`~app.world.solver.ISLANDS_THREADS`).
-    After the call, hand its ``out`` (the last argument) to :func:`one_call_done`."""
+def takes_one_call(dyn, store):
+    """Whether a step of ``dyn`` (an :class:`app.world.dynamics.Dynamics`) under ``store`` takes
+    :func:`dynamics_step_serial`: no mouse joint holds a body, and the solve of ``store`` (at most 4
+    points a row) would run serially (:data:`app.world.solver.ROWS_THREADS`,
+    :data:`~app.world.solver.ISLANDS_THREADS`) on its C-contiguous rows."""
     if dyn.grab is not None:
-        return None
+        return False
     cap = 4 * len(store)
     rows, islands = _solver.ROWS_THREADS, _solver.ISLANDS_THREADS
     if cap and (cap >= 2 * rows.min_per_thread or cap >= 2 * islands.min_per_thread or rows.runs(cap) != 1
                 or islands.runs(cap) != 1):
-        return None
-    words = store.words
-    if not words.flags.c_contiguous:  # (stores are made contiguous; another layout would be compiled anew)
+        return False
+    return store.words.flags.c_contiguous  # (stores are made contiguous; another layout would be compiled anew)
+
+
+def one_call_args(dyn, table, store, dt):
+    """:func:`dynamics_step_serial`'s arguments for a step of ``dyn`` (an
+    :class:`app.world.dynamics.Dynamics`) on ``table`` under ``store``, or None when the step must be
+    composed (:func:`takes_one_call`). After the call, hand its ``out`` (the last argument) to
+    :func:`one_call_done`."""
+    if not takes_one_call(dyn, store):
         return None
     st = table.state
     return (table.motion, st.sleeping, st.pose, table.com, table.inv_inertia, table.inv_mass, st.velocity, st.spin,
-            dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, words, table.root_center,
+            dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, store.words, table.root_center,
             table.friction, table.restitution, dyn.friction, dyn.restitution, dyn.iterations, BETA, SLOP,
             BOUNCE_THRESHOLD, dyn.warm_start, dyn.tolerance, st.still, *dyn._sleep_args(table), bool(dyn.patches),
             np.zeros(5, np.int64))
@@ -163,11 +170,12 @@ def one_call_args(dyn, table, store, dt):
 def one_call_done(dyn, out):
     """The dynamics' statistics and the solver's thread records after :func:`dynamics_step_serial`
     filled ``out`` (5,)."""
-    dyn.stats = {"dynamic": int(out[OUT_DYNAMIC]), "contact_points": int(out[OUT_POINTS]),
-                 "sleeping": int(out[OUT_SLEEPING])}
-    k = int(out[OUT_POINTS])
+    dynamic, sleeping, k, iterations, islands = out.tolist()  # (the OUT_* order; one conversion)
     if k:
-        dyn.stats["iterations"], dyn.stats["islands"] = int(out[OUT_ITERATIONS]), int(out[OUT_ISLANDS])
+        dyn.stats = {"dynamic": dynamic, "contact_points": k, "sleeping": sleeping, "iterations": iterations,
+                     "islands": islands}
         _solver.ROWS_THREADS.record(k, 1, 0.0)  # (counts only: a serial batch this small keeps no timing)
-        if out[OUT_ISLANDS] > 1:
+        if islands > 1:
             _solver.ISLANDS_THREADS.record(k, 1, 0.0)
+    else:
+        dyn.stats = {"dynamic": dynamic, "contact_points": 0, "sleeping": sleeping}

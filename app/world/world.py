@@ -26,6 +26,7 @@ from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
 from obbcollide.broad_phase.aabb_tree import DynamicAABBTree, _update_kernel
 from obbcollide.shapes import HalfSpace
 
+from .arg_pack import PackCache
 from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
@@ -335,6 +336,7 @@ class World:
         self._boxes = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))  # bounded rows, (swept) lo, hi
         self._candidates = []
         self._one_call_world = True  # World.step takes one compiled call where it can (app.world.world_step)
+        self._packs = (PackCache(), PackCache(), PackCache(), PackCache())  # (its arguments kept from step to step)
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.narrow_choice = NarrowPhaseChoice()  # the narrow phase shown and compared (app.world.narrow_compare)
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
@@ -590,7 +592,7 @@ class World:
         call (:func:`_tree_broad_phase`); returns ``(sweep, candidates)``."""
         args = self._tree_args(t)
         finite, keys, cand, m = _tree_broad_phase(*args)
-        self._tree_done(args, finite, keys, m)
+        self._tree_done(args[_TREE_ROWS], args[_TREE_SWEEP + 1], args[_TREE_SWEEP + 2], finite, keys, m)
         return args[_TREE_SWEEP], cand
 
     def _tree_args(self, t):
@@ -604,10 +606,10 @@ class World:
                 np.empty((len(bounded), 3)), *self.broad.compiled_update(len(bounded)), rows, planes,
                 self.manager.margin)
 
-    def _tree_done(self, args, finite, keys, m):
-        """Keep the boxes and the tree's pairs after :func:`_tree_broad_phase` ran on ``args``."""
-        bounded = args[_TREE_ROWS]
-        self._boxes = (bounded, args[_TREE_SWEEP + 1], args[_TREE_SWEEP + 2])
+    def _tree_done(self, bounded, lo, hi, finite, keys, m):
+        """Keep the boxes ``lo, hi`` of the rows ``bounded`` and the tree's pairs after :func:`_tree_broad_phase`
+        returned ``finite, keys, _, m``."""
+        self._boxes = (bounded, lo, hi)
         if not finite:  # (poses are finite: radii are not)
             raise ValueError("broad phase: a body's bounding box is not finite")
         self.broad.compiled_done(len(bounded), keys, m)

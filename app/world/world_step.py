@@ -9,12 +9,16 @@ the step: 100 boxes falling free cost 94 us a step here, of which the two kernel
 each, and a step of 25 boxes landing cost ~230 us against ~145 us in its three kernels.
 
 :func:`world_step_serial` calls the three in one call, in the same order with the same
-arguments, so that the results are the same bit for bit. The Python before it gathers the three
-argument lists (each from the code that gathers them for its own call), and the Python after
-it keeps the results as the three calls' callers do. When the detection cannot run inside (more
-candidate pairs than the scratch holds, more than :data:`app.world.world.MAX_PAIRS`), the call
-returns after the broad phase and the world runs the detection as before. The three phases'
-times come from clock readings inside the call (``times``), so the frame's phases still add up.
+arguments, so that the results are the same bit for bit. Of its arguments, the ~110 arrays that
+stay from step to step (the body table's columns, the tree's nodes, the detection's scratch and
+shape tables) come as one :class:`app.world.arg_pack.ArgPack`, made again only when one of them
+changed; the others (the store's rows, the tree's last pairs, settings) are gathered each step.
+Beside pybullet, on 100 boxes, that took the call's entry from ~24 us (142 arguments) to ~8 and
+the Python around it from ~70 to ~55 us a step. The Python after the call keeps the results as
+the three calls' callers do. When the detection cannot run inside (more candidate pairs than the
+scratch holds, more than :data:`app.world.world.MAX_PAIRS`), the call returns after the broad
+phase and the world runs the detection as before. The three phases' times come from clock
+readings inside the call (``times``), so the frame's phases still add up.
 """
 
 import time
@@ -23,11 +27,12 @@ import numpy as np
 from numba import njit, objmode
 from obbcollide.broad_phase.aabb_tree import DynamicAABBTree
 
+from .contact_store import _FROZEN_BYTE
 from .contacts import _detect_whole
-from .dynamics_step import dynamics_step_serial, one_call_args, one_call_done
-from .world import _TREE_SWEEP, MAX_PAIRS, _tree_broad_phase
+from .dynamics_step import BETA, BOUNCE_THRESHOLD, SLOP, dynamics_step_serial, one_call_done, takes_one_call
+from .world import _NO_PLANES, MAX_PAIRS, _tree_broad_phase
 
-__all__ = ["world_step_serial", "one_call_world_step"]
+__all__ = ["world_step_serial", "one_call_world_step", "table_args"]
 
 
 @njit(cache=True)
@@ -39,32 +44,32 @@ def _clock():
 
 
 @njit(cache=True)
-def world_step_serial(d_motion, d_sleeping, d_pose, d_com, d_inv_inertia, d_inv_mass, d_velocity, d_spin, d_gravity,
-                      d_dt, d_lin, d_ang, d_words, d_root_center, d_friction, d_restitution, d_default_friction,
+def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_friction,
                       d_default_restitution, d_iterations, d_beta, d_slop, d_bounce_threshold, d_warm, d_tolerance,
-                      d_still, d_grab, d_sleep_time, d_sleep_speed, d_sleep_spin, d_settle_speed, d_settle_spin,
-                      d_settle_damping, d_patches, d_out, b_motion, b_sleeping, b_velocity, b_spin, b_radius, b_dt,
-                      b_ccd, b_pose, b_center, b_axes, b_half, b_rows, b_sweep, b_lo, b_hi, b_tlo, b_thi, b_flo,
-                      b_fhi, b_parent, b_child, b_height, b_meta, b_free, b_sah, b_margin_rel, b_margin_abs,
-                      b_shrink, b_predict, b_moved, b_old_keys, b_rebuild, b_counts, b_planes_row, b_planes,
-                      b_margin, w_motion, w_sleeping, w_shape_count, w_old_words, w_n, w_sweep, w_margin, w_start,
-                      w_kind, w_center, w_axes, w_half, w_pose, w_hull, w_core, w_plane, w_core_points,
-                      w_core_starts, w_core_radius, w_apart, w_hull_inputs, w_active, w_kept, w_words, w_margins,
-                      w_ga, w_gb, w_route, w_order, w_bounds, w_ia, w_pa, w_ib, w_pb, w_mg, w_caches, w_V, w_N, w_D,
-                      w_FS, w_FV, w_EV, w_EF, w_VFS, w_VF, w_AC, w_AO, w_GC, w_GS, w_starts, w_scale, w_boxes,
-                      w_box_f, w_box_i, w_count, w_normal, w_points_a, w_points_b, w_depths, w_ids, w_kinds,
-                      w_tests, w_sat_depth, w_cache_first, w_serial_below, w_gone, w_old_frozen, w_tol2,
-                      w_may_update, w_prev, max_pairs, times):
+                      d_grab, d_sleep_time, d_sleep_speed, d_sleep_spin, d_settle_speed, d_settle_spin,
+                      d_settle_damping, d_patches, b_ccd, b_margin_rel, b_margin_abs, b_shrink, b_predict, b_old_keys,
+                      b_rebuild, b_planes_row, b_planes, margin, w_n, w_apart, w_hull_inputs, w_cache_first,
+                      w_serial_below, w_gone, w_tol2, w_may_update, w_prev, max_pairs):
+    """One step of the world in one call: :func:`app.world.dynamics_step.dynamics_step_serial`, then
+    :func:`app.world.world._tree_broad_phase`, then, when the broad phase's boxes were finite, its
+    candidate pairs fit the detection's scratch and are at most ``max_pairs``, and there is
+    something to detect (a candidate pair, a row kept or a touching pair ended),
+    :func:`app.world.contacts._detect_whole` on the candidate pairs.
 
-    """One step of the world in one call: :func:`app.world.dynamics_step.dynamics_step_serial` on its
-    arguments ``d_*``, :func:`app.world.world._tree_broad_phase` on ``b_*``, then, when the broad phase's
-    boxes were finite, its candidate pairs fit the detection's scratch and are at most ``max_pairs``,
-    and there is something to detect (a candidate pair, a row kept or a touching pair ended),
-    :func:`app.world.contacts._detect_whole` on the candidate pairs and ``w_*``.
-
-    ``b_sweep`` and ``w_sweep`` are the same (n,) array of zeros: the broad phase writes each body's
-    sweep into it and the detection reads it. ``times`` (2,) receives the clock after the dynamics
-    and after the broad phase (``time.perf_counter()``).
+    The arguments that stay from step to step come in three :class:`app.world.arg_pack.ArgPack`,
+    themselves in one (``packs``): the body table's columns and the step's buffers (:func:`table_args`:
+    ``out``, the dynamics' counts; ``sweep``, ``lo`` and ``hi``, the broad phase's sweeps and boxes;
+    ``times``, the clocks), the dynamic AABB
+    tree's arrays, and the detection's shape tables, scratch and hull batch outputs
+    (:meth:`app.world.contacts.ContactManager.whole_fixed`). The others follow, named by the kernel that takes them (``d_``
+    the dynamics, ``b_`` the broad phase, ``w_`` the detection; ``margin`` is the contact margin both
+    of the last two take); ``d_words`` is the contact store's rows, which the detection reads as
+    last step's (the frozen flags included, which it reads from them: a store's ``frozen`` column
+    is contiguous for one row and strided for more, so taking it as an argument compiled this
+    kernel twice, and the first step with two rows or more ran a second, cold copy of it).
+    ``sweep`` (n,) is zeroed, then gets each body's sweep, which the detection reads.
+    ``times`` (2,) receives the clock after the dynamics and after the broad phase
+    (``time.perf_counter()``).
 
     Returns
     -------
@@ -73,59 +78,98 @@ def world_step_serial(d_motion, d_sleeping, d_pose, d_com, d_inv_inertia, d_inv_
         ran, and its results (:func:`app.world.contacts._detect_whole`; zeros and empty arrays when it
         did not run).
     """
-    dynamics_step_serial(d_motion, d_sleeping, d_pose, d_com, d_inv_inertia, d_inv_mass, d_velocity, d_spin,
-                         d_gravity, d_dt, d_lin, d_ang, d_words, d_root_center, d_friction, d_restitution,
-                         d_default_friction, d_default_restitution, d_iterations, d_beta, d_slop,
-                         d_bounce_threshold, d_warm, d_tolerance, d_still, d_grab, d_sleep_time, d_sleep_speed,
-                         d_sleep_spin, d_settle_speed, d_settle_spin, d_settle_damping, d_patches, d_out)
+    table, tree, detect = packs.args
+    (motion, sleeping, pose, velocity, spin, still, com, inv_mass, inv_inertia, root_center, root_axes, root_half,
+     radius, friction, restitution, shape_count, rows, sweep, lo, hi, out, times) = table.args
+    tlo, thi, flo, fhi, parent, child, height, meta, free, sah, moved, counts = tree.args
+    (start, kind, center, axes, half, hull, core, plane, core_points, core_starts, core_radius, active, kept, words,
+     margins, ga, gb, route, order, bounds, ia, pa, ib, pb, mg, caches, V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC,
+     GS, starts, scale, boxes, box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests,
+     sat_depth) = detect.args
+    dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, d_gravity, d_dt, d_lin,
+                         d_ang, d_words, root_center, friction, restitution, d_default_friction,
+                         d_default_restitution, d_iterations, d_beta, d_slop, d_bounce_threshold, d_warm,
+                         d_tolerance, still, d_grab, d_sleep_time, d_sleep_speed, d_sleep_spin, d_settle_speed,
+                         d_settle_spin, d_settle_damping, d_patches, out)
     times[0] = _clock()
-    finite, keys, cand, m = _tree_broad_phase(b_motion, b_sleeping, b_velocity, b_spin, b_radius, b_dt, b_ccd,
-                                              b_pose, b_center, b_axes, b_half, b_rows, b_sweep, b_lo, b_hi, b_tlo,
-                                              b_thi, b_flo, b_fhi, b_parent, b_child, b_height, b_meta, b_free,
-                                              b_sah, b_margin_rel, b_margin_abs, b_shrink, b_predict, b_moved,
-                                              b_old_keys, b_rebuild, b_counts, b_planes_row, b_planes, b_margin)
+    sweep[:] = 0.0
+    finite, keys, cand, m = _tree_broad_phase(motion, sleeping, velocity, spin, radius, d_dt, b_ccd, pose, root_center,
+                                              root_axes, root_half, rows, sweep, lo, hi, tlo, thi, flo, fhi,
+                                              parent, child, height, meta, free, sah, b_margin_rel, b_margin_abs,
+                                              b_shrink, b_predict, moved, b_old_keys, b_rebuild, counts,
+                                              b_planes_row, b_planes, margin)
     times[1] = _clock()
-    if (finite and cand.shape[0] <= max_pairs and cand.shape[0] <= w_active.shape[0]
-            and w_old_words.shape[0] <= w_kept.shape[0] and (cand.shape[0] or w_old_words.shape[0] or w_gone)):
-        found = _detect_whole(cand, w_motion, w_sleeping, w_shape_count, w_old_words, w_n, w_sweep, w_margin,
-                              w_start, w_kind, w_center, w_axes, w_half, w_pose, w_hull, w_core, w_plane, w_core_points,
-                              w_core_starts, w_core_radius, w_apart, w_hull_inputs, w_active, w_kept, w_words,
-                              w_margins, w_ga, w_gb, w_route, w_order, w_bounds, w_ia, w_pa, w_ib, w_pb, w_mg,
-                              w_caches, w_V, w_N, w_D, w_FS, w_FV, w_EV, w_EF, w_VFS, w_VF, w_AC, w_AO, w_GC, w_GS,
-                              w_starts, w_scale, w_boxes, w_box_f, w_box_i, w_count, w_normal, w_points_a,
-                              w_points_b, w_depths, w_ids, w_kinds, w_tests, w_sat_depth, w_cache_first,
-                              w_serial_below, w_gone, w_old_frozen, w_tol2, w_may_update, w_prev)
+    frozen = d_words.view(np.bool_)[:, _FROZEN_BYTE]
+    if (finite and cand.shape[0] <= max_pairs and cand.shape[0] <= active.shape[0]
+            and d_words.shape[0] <= kept.shape[0] and (cand.shape[0] or d_words.shape[0] or w_gone)):
+        found = _detect_whole(cand, motion, sleeping, shape_count, d_words, w_n, sweep, margin, start, kind, center,
+                              axes, half, pose, hull, core, plane, core_points, core_starts, core_radius, w_apart,
+                              w_hull_inputs, active, kept, words, margins, ga, gb, route, order, bounds, ia, pa, ib,
+                              pb, mg, caches, V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes,
+                              box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests, sat_depth,
+                              w_cache_first, w_serial_below, w_gone, frozen, w_tol2, w_may_update, w_prev)
         return finite, keys, cand, m, True, found
     none = np.zeros(0, np.int64)
-    found = (0, 0, 0, -1, -1, False, -1, w_old_words[:0], np.zeros((0, 8), np.int64), none, none,
+    found = (0, 0, 0, -1, -1, False, -1, d_words[:0], np.zeros((0, 8), np.int64), none, none,
              np.zeros(0, np.bool_), np.zeros(0, np.bool_), 0)
     return finite, keys, cand, m, False, found
+
+
+def table_args(t):
+    """The columns of the body table ``t`` that :func:`world_step_serial` takes in its ``table`` pack, then
+    the step's buffers: ``sweep`` (n,), ``lo`` and ``hi`` (b, 3) for the b bounded rows, ``out`` (5,)
+    int64 and ``times`` (2,) (what a step leaves in them is read before the next step)."""
+    st = t.state
+    b = len(t.bounded_rows)
+    return (t.motion, st.sleeping, st.pose, st.velocity, st.spin, st.still, t.com, t.inv_mass, t.inv_inertia,
+            t.root_center, t.root_axes, t.root_half, t.radius, t.friction, t.restitution, t.shape_count, t.bounded_rows,
+            np.zeros(len(t)), np.empty((b, 3)), np.empty((b, 3)), np.zeros(5, np.int64), np.zeros(2))
 
 
 def one_call_world_step(world, t, t0):
     """:meth:`app.world.world.World.step` after the repair and the kinematic motion (begun at ``t0``,
     :func:`time.perf_counter`), by :func:`world_step_serial`, when the dynamics would take its one
-    call (:func:`app.world.dynamics_step.one_call_args`), the broad phase is the dynamic AABB tree,
+    call (:func:`app.world.dynamics_step.takes_one_call`), the broad phase is the dynamic AABB tree,
     no body is listed twice and the detection takes its one call. Returns whether it ran (False:
-    nothing was done, the world composes the step)."""
+    nothing was done, the world composes the step).
+
+    The packs are kept on the world (``world._packs``, the fourth holding the other three) and made
+    again when what they were made from changed: the body table (its identity, its state's and its
+    version, which it bumps whenever it derives its columns anew), the tree's arrays (compared one
+    by one), the detection's shapes, shape tables and scratch
+    (:meth:`app.world.contacts.ContactManager.whole_fixed`)."""
     manager = world.manager
-    if (type(world.broad) is not DynamicAABBTree or t.aliased or len(t.bounded_rows) < 2
-            or not manager._one_call_narrow):
+    dyn = world.dynamics
+    store = manager.store
+    tree = world.broad
+    bounded = t.bounded_rows
+    n = len(bounded)
+    if (type(tree) is not DynamicAABBTree or t.aliased or n < 2 or not manager._one_call_narrow
+            or not takes_one_call(dyn, store)):
         return False
-    dargs = one_call_args(world.dynamics, t, manager.store, world.dt)
-    if dargs is None:
-        return False
-    bargs = world._tree_args(t)
-    sweep = bargs[_TREE_SWEEP]
-    kept, wargs = manager.whole_args(world.bodies, t, sweep)
-    times = np.empty(2)
-    finite, keys, cand, m, detected, found = world_step_serial(*dargs, *bargs, *wargs, MAX_PAIRS, times)
-    one_call_done(world.dynamics, dargs[-1])
-    world.time += world.dt
+    packs = world._packs
+    table = packs[0].get((t, t.state, t.version), lambda: table_args(t))
+    sweep, lo, hi, out, times = packs[0].args[-5:]
+    state = tree.compiled_update(n)  # (tlo ... free, sah, margin_rel, margin_abs, shrink, predict, moved, keys, rebuild, counts)
+    fixed = state[:10] + (state[14], state[17])
+    nodes = packs[1].get(fixed, lambda: fixed)
+    begun = manager.whole_begin(world.bodies, t)
+    detect = packs[2].get(*manager.whole_fixed(*begun))
+    three = (table, nodes, detect)
+    outer = packs[3].get(three, lambda: three)
+    dt = world.dt
+    rows, planes = world._ground_planes(t) if len(t.ground_rows) else _NO_PLANES
+    finite, keys, cand, m, detected, found = world_step_serial(
+        outer, dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, store.words, dyn.friction,
+        dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD, dyn.warm_start, dyn.tolerance,
+        *dyn._sleep_args(t), bool(dyn.patches), world.ccd, state[10], state[11], state[12], state[13], state[15],
+        state[16], rows, planes, manager.margin, len(world.bodies), *manager.whole_varying(), MAX_PAIRS)
+    one_call_done(dyn, out)
+    world.time += dt
     world._updated(t0, times[0])
-    world._tree_done(bargs, finite, keys, m)
+    world._tree_done(bounded, lo, hi, finite, keys, m)
     if detected and not found[0]:
-        manager.whole_done(world.bodies, t, kept, found)
+        manager.whole_done(world.bodies, t, begun, found)
         world._detected(cand, times[0], times[1], time.perf_counter())
     else:  # (the detection as the world runs it alone: past the cap, more scratch, nothing to detect)
         world._narrow(t, sweep, cand, times[0], times[1])

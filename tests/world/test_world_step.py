@@ -127,3 +127,31 @@ def test_world_step_follows_bodies_added_and_removed(monkeypatch):
             ends += sum(e.kind == "end" for e in one.events)
     assert ends >= 1  # (a removed body's touching pairs ended)
     assert calls[-1] and len(calls) >= 88  # (the steps after each change ran whole in the one call)
+
+
+def test_world_step_keeps_its_packs_and_compiles_once(monkeypatch):
+    """The arrays that stay from step to step are packed once (app/world/arg_pack.py) and again only
+    when their owners change (a body removed: all of them; the scratch grown: the detection's);
+    and the kernel takes the same argument types from the fall through the landing (one
+    compilation: the store's frozen flags, contiguous for one row and strided for more, are read
+    from its rows inside)."""
+    import app.world.arg_pack as arg_pack
+
+    made = []
+    pack = arg_pack.pack_args
+    monkeypatch.setattr(arg_pack, "pack_args", lambda args: made.append(len(args)) or pack(args))
+    w = World(boxes(), dt=1 / 60, exact=False)
+    w.step()
+    assert len(made) == 4  # (the table, the tree, the detection, and the one holding them)
+    signatures = len(world_step.world_step_serial.signatures)
+    for _ in range(60):
+        w.step()
+    assert w.manager.stats["manifolds"] >= 2 and len(made) == 4
+    assert len(world_step.world_step_serial.signatures) == signatures
+    del w.bodies[2]
+    w.step()
+    assert len(made) == 8  # (all four: the table, the tree re-allocated for one box less, the shapes of the rows)
+    w.manager._scratch = _Scratch(1, 1, 1)
+    for _ in range(3):
+        w.step()
+    assert len(made) >= 9 and len(world_step.world_step_serial.signatures) == signatures
