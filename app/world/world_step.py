@@ -57,19 +57,18 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
     :func:`app.world.contacts._detect_whole` on the candidate pairs.
 
     The arguments that stay from step to step come in three :class:`app.world.arg_pack.ArgPack`,
-    themselves in one (``packs``): the body table's columns and the step's buffers (:func:`table_args`:
-    ``out``, the dynamics' counts; ``sweep``, ``lo`` and ``hi``, the broad phase's sweeps and boxes;
-    ``times``, the clocks), the dynamic AABB
-    tree's arrays, and the detection's shape tables, scratch and hull batch outputs
-    (:meth:`app.world.contacts.ContactManager.whole_fixed`). The others follow, named by the kernel that takes them (``d_``
-    the dynamics, ``b_`` the broad phase, ``w_`` the detection; ``margin`` is the contact margin both
-    of the last two take); ``d_words`` is the contact store's rows, which the detection reads as
-    last step's (the frozen flags included, which it reads from them: a store's ``frozen`` column
-    is contiguous for one row and strided for more, so taking it as an argument compiled this
-    kernel twice, and the first step with two rows or more ran a second, cold copy of it).
-    ``sweep`` (n,) is zeroed, then gets each body's sweep, which the detection reads.
-    ``times`` (2,) receives the clock after the dynamics and after the broad phase
-    (``time.perf_counter()``).
+    themselves in one (``packs``): the body table's columns and the step's buffers
+    (:func:`table_args`: ``sweep``, ``lo`` and ``hi``, the broad phase's sweeps and boxes; ``out``,
+    the dynamics' counts; ``times``, the clocks), the dynamic AABB tree's arrays, and the
+    detection's shape tables, scratch and hull batch outputs
+    (:meth:`app.world.contacts.ContactManager.whole_fixed`). The others follow, named by the kernel
+    that takes them (``d_`` the dynamics, ``b_`` the broad phase, ``w_`` the detection; ``margin``
+    is the contact margin both of the last two take). ``d_words`` is the contact store's rows,
+    which the detection reads as last step's, their frozen flags included: a store's ``frozen``
+    column is contiguous for one row and strided for more, so taking it as an argument compiled
+    this kernel twice, and the first step with two rows or more ran a second, cold copy of it.
+    ``sweep`` (n,) is zeroed, then gets each body's sweep, which the detection reads. ``times``
+    (2,) receives the clock after the dynamics and after the broad phase (``time.perf_counter()``).
 
     Returns
     -------
@@ -150,7 +149,8 @@ def one_call_world_step(world, t, t0):
     packs = world._packs
     table = packs[0].get((t, t.state, t.version), lambda: table_args(t))
     sweep, lo, hi, out, times = packs[0].args[-5:]
-    state = tree.compiled_update(n)  # (tlo ... free, sah, margin_rel, margin_abs, shrink, predict, moved, keys, rebuild, counts)
+    # the tree's arrays tlo ... free, sah; margin_rel, margin_abs, shrink, predict; moved; keys, rebuild; counts
+    state = tree.compiled_update(n)
     fixed = state[:10] + (state[14], state[17])
     nodes = packs[1].get(fixed, lambda: fixed)
     begun = manager.whole_begin(world.bodies, t)
