@@ -73,8 +73,13 @@ class ContactStore:
 
     @property
     def data(self):
-        """The rows, a (m,) record array of :attr:`DTYPE`."""
-        return self._data
+        """The rows, a (m,) record array of :attr:`DTYPE` (for a store made :meth:`of_words`, made over
+        its words when first asked for)."""
+        d = self._data
+        if d is None:
+            words = self._cache["words"]
+            d = self._data = np.ndarray((len(words),), self.DTYPE, buffer=words)
+        return d
 
     @data.setter
     def data(self, value):
@@ -82,6 +87,9 @@ class ContactStore:
         self._cache = {}  # the views below, made once per array: a view of records costs microseconds
 
     def _words_as(self, dtype):
+        words = self._cache.get("words")
+        if words is not None:  # (a store made of words: its reals are the same memory)
+            return words.view(dtype)
         d = self._data
         w = self.DTYPE.itemsize // 8
         if d.flags.c_contiguous:  # (numpy's view of a record array checks every field in Python first)
@@ -89,7 +97,8 @@ class ContactStore:
         return d.view(dtype).reshape(len(d), w)
 
     def __len__(self):
-        return len(self.data)
+        words = self._cache.get("words")
+        return len(self._data) if words is None else len(words)
 
     @property
     def words(self):
@@ -118,8 +127,9 @@ class ContactStore:
     def of_words(cls, words):
         """A store over ``words`` (m, w) int64, C-contiguous rows as :attr:`words` gives them (what a
         compiled pass made), without a copy."""
-        st = cls(data=np.ndarray((len(words),), cls.DTYPE, buffer=words))
-        st._cache["words"] = words
+        st = cls.__new__(cls)
+        st._data = None  # (its record array is made when a field is first read: numpy takes microseconds)
+        st._cache = {"words": words}
         return st
 
     @classmethod
@@ -148,7 +158,7 @@ def _field(name):
     def get(self):
         got = self._cache.get(name)
         if got is None:
-            got = self._cache[name] = self._data[name]
+            got = self._cache[name] = self.data[name]
         return got
 
     def put(self, value):

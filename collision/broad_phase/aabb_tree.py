@@ -774,6 +774,7 @@ class DynamicAABBTree(BroadPhase):
         self.margin_abs = float(margin_abs)
         self.shrink = float(shrink)
         self.predict = float(predict)
+        self._pairs = 0  # (the last update's pair count, for stats)
         self._alloc(0)
 
     def _alloc(self, n):
@@ -805,6 +806,7 @@ class DynamicAABBTree(BroadPhase):
         if rebuild:
             self._alloc(lo.shape[0])
         keys, pairs = _update_kernel(lo, hi, *self._kernel_state(rebuild))
+        self._pairs = int(pairs.shape[0])
         self._kernel_done(keys)
         return pairs
 
@@ -816,12 +818,26 @@ class DynamicAABBTree(BroadPhase):
                 self._keys, rebuild, self._counts)
 
     def _kernel_done(self, keys):
-        """Keep the fat pairs ``keys`` of :func:`_update_kernel` and its counts as :attr:`stats`."""
+        """Keep the fat pairs ``keys`` of :func:`_update_kernel`; its counts become :attr:`stats` when read."""
         self._keys = keys
-        n_moved, rebuilt, node_tests, tight_tests, refitted = self._counts.tolist()
-        self.stats = {"box_tests": node_tests + tight_tests, "reinserted": n_moved, "rebuilt": bool(rebuilt),
-                      "refitted": bool(refitted),
-                      "fat_pairs": int(keys.shape[0]), "height": int(self.height[self.meta[_ROOT]])}
+        self._stats = None
+
+    @property
+    def stats(self) -> dict:
+        """The last update's counts (see the class docstring), made into a dictionary when first read
+        (a world updates the tree every step and reads them far less often)."""
+        got = self._stats
+        if got is None:
+            n_moved, rebuilt, node_tests, tight_tests, refitted = self._counts.tolist()
+            got = self._stats = {"box_tests": node_tests + tight_tests, "reinserted": n_moved,
+                                 "rebuilt": bool(rebuilt), "refitted": bool(refitted),
+                                 "fat_pairs": int(self._keys.shape[0]),
+                                 "height": int(self.height[self.meta[_ROOT]]), "pairs": self._pairs}
+        return got
+
+    @stats.setter
+    def stats(self, value: dict) -> None:
+        self._stats = value
 
     def compiled_update(self, n: int) -> tuple:
         """For a caller that runs :func:`_update_kernel` inside a compiled call of its own (the world's
@@ -838,8 +854,8 @@ class DynamicAABBTree(BroadPhase):
         """After :func:`_update_kernel` ran on ``n`` boxes inside the caller's compiled call: keep its fat
         pairs ``keys``, and ``n_pairs`` pairs found, as :meth:`update` would."""
         self._n = n
+        self._pairs = int(n_pairs)
         self._kernel_done(keys)
-        self.stats["pairs"] = int(n_pairs)
 
     def validate(self) -> None:
         """Check the tree; raise ``AssertionError`` naming the first fault.
