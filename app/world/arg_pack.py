@@ -84,7 +84,9 @@ def pack_args(args):
 
 class PackCache:
     """One :class:`ArgPack`, kept while its key holds: :meth:`get` compares the key's objects by
-    identity with those it was made for (and holds them, so that no other object takes their id)."""
+    identity with those it was made for (and holds them, so that no other object takes their id).
+    A copy (``copy``, ``deepcopy``, pickling) is an empty cache: the copy of an object that keeps one
+    makes its packs from its own arrays."""
 
     __slots__ = ("_key", "_pack", "args")
 
@@ -92,6 +94,15 @@ class PackCache:
         self._key = ()
         self._pack = None
         self.args = ()  # the tuple the kept pack holds
+
+    def __copy__(self):
+        return PackCache()  # (a cache: a copy makes its own pack from its own owner's arrays)
+
+    def __deepcopy__(self, memo):
+        return PackCache()  # (a copied pack would hand the copy's compiled calls the original's arrays)
+
+    def __reduce__(self):
+        return (PackCache, ())
 
     def get(self, key, make):
         """The pack of ``make()`` (a tuple), made again when an object of ``key`` (a tuple) is not the one

@@ -155,3 +155,23 @@ def test_world_step_keeps_its_packs_and_compiles_once(monkeypatch):
     for _ in range(3):
         w.step()
     assert len(made) >= 9 and len(world_step.world_step_serial.signatures) == signatures
+
+
+def test_world_step_copied_world_steps_its_own_arrays():
+    """A deep copy of a world that has stepped (the app's warm-up copies the scene's world) makes its
+    own packs: stepping the copy leaves the original's bodies where they were, and both then step
+    alike."""
+    import copy
+
+    w = World(boxes(), dt=1 / 60, exact=False)
+    for _ in range(30):
+        w.step()
+    twin = copy.deepcopy(w)
+    before = w.table.state.pose.copy()
+    for _ in range(10):
+        twin.step()
+    assert np.array_equal(w.table.state.pose, before)  # (the original did not move)
+    assert not np.array_equal(twin.table.state.pose, before)
+    for _ in range(10):
+        w.step()
+    assert np.array_equal(w.table.state.pose, twin.table.state.pose)
