@@ -385,19 +385,23 @@ class World:
         find the contacts of the new poses. The dynamics, the broad phase and the detection run
         as one compiled call where they can (:mod:`app.world.world_step`), else as three."""
         t = self.sync()
-        self.repair(t)
-        if not self._fresh:
-            self._collide(t)
-        t0 = time.perf_counter()
-        self._integrate(t)
+        one_call = None
         if self._one_call_world:  # (the whole step in one compiled call where it can)
             one_call = _WORLD_STEP[0]
             if one_call is None:  # (imported at the first step: that module imports this one)
                 from .world_step import one_call_world_step as one_call
 
                 _WORLD_STEP[0] = one_call
-            if one_call(self, t, t0):
-                return
+            good = self._inside_repair(t)
+            if good is not None and one_call(self, t, time.perf_counter(), good):
+                return  # (the repair's check inside the call: nothing to repair)
+        self.repair(t)
+        if not self._fresh:
+            self._collide(t)
+        t0 = time.perf_counter()
+        self._integrate(t)
+        if one_call is not None and one_call(self, t, t0):
+            return
         self.dynamics.step(t, self.manager.store, self.dt)
         self.time += self.dt
         self._updated(t0, time.perf_counter())
@@ -443,6 +447,17 @@ class World:
             self.problems.append(f"{b.name}: non-finite {' and '.join(what)}; set back to a finite state")
         self._remember(st.pose)
         return names
+
+    def _inside_repair(self, t):
+        """The remembered poses (n, 4, 4) when the repair of this step may be the one compiled call's
+        check of the state (:mod:`app.world.world_step`), which then comes first: the manifolds are of
+        the current poses (no detection before the motion), no kinematic body moves before the
+        dynamics, and the poses :meth:`repair` remembered are of these bodies. Else None."""
+        good = self._good
+        if (not self._fresh or len(t.kinematic_rows) or good is None or good[1].shape != t.state.pose.shape
+                or good[0] != self.bodies):
+            return None
+        return good[1]
 
     def _clamp_speeds(self, t):
         """Slow every body faster than MAX_SPEED or spinning faster than MAX_SPIN to that bound

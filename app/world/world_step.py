@@ -25,23 +25,26 @@ readings inside the call (``times``), so the frame's phases still add up.
 import time
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 from obbcollide.broad_phase.aabb_tree import DynamicAABBTree
 
+from .clock import perf_counter as _clock
 from .contact_store import _FROZEN_BYTE
 from .contacts import _detect_whole
 from .dynamics_step import BETA, BOUNCE_THRESHOLD, SLOP, dynamics_step_serial, one_call_done, takes_one_call
-from .world import _NO_PLANES, MAX_PAIRS, _tree_broad_phase
+from .world import _NO_PLANES, MAX_PAIRS, MAX_SPEED, MAX_SPIN, _sound_state, _tree_broad_phase
 
 __all__ = ["world_step_serial", "one_call_world_step", "table_args"]
 
+_NO_POSES = np.zeros((0, 4, 4))  # (no remembered poses: the call checks no state)
+
 
 @njit(cache=True)
-def _clock():
-    """``time.perf_counter()`` read from compiled code (about a microsecond)."""
-    with objmode(t="float64"):
-        t = time.perf_counter()
-    return t
+def _nothing_found(d_words):
+    """:func:`app.world.contacts._detect_whole`'s results when the detection did not run (zeros and empty arrays)."""
+    none = np.zeros(0, np.int64)
+    return (0, 0, 0, -1, -1, False, -1, d_words[:0], np.zeros((0, 8), np.int64), none, none,
+            np.zeros(0, np.bool_), np.zeros(0, np.bool_), 0)
 
 
 @njit(cache=True)
@@ -50,12 +53,17 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
                       d_grab, d_sleep_time, d_sleep_speed, d_sleep_spin, d_settle_speed, d_settle_spin,
                       d_settle_damping, d_patches, b_ccd, b_margin_rel, b_margin_abs, b_shrink, b_predict, b_old_keys,
                       b_rebuild, b_planes_row, b_planes, margin, w_n, w_apart, w_hull_inputs, w_cache_first,
-                      w_serial_below, w_gone, w_tol2, w_may_update, w_prev, max_pairs):
+                      w_serial_below, w_gone, w_tol2, w_may_update, w_prev, max_pairs, r_check, r_good, r_max_speed,
+                      r_max_spin):
     """One step of the world in one call: :func:`app.world.dynamics_step.dynamics_step_serial`, then
     :func:`app.world.world._tree_broad_phase`, then, when the broad phase's boxes were finite, its
     candidate pairs fit the detection's scratch and are at most ``max_pairs``, and there is
     something to detect (a candidate pair, a row kept or a touching pair ended),
-    :func:`app.world.contacts._detect_whole` on the candidate pairs.
+    :func:`app.world.contacts._detect_whole` on the candidate pairs. With ``r_check``, it first checks
+    the bodies' state as :meth:`app.world.world.World.repair` does (:func:`app.world.world._sound_state`:
+    finite, no faster than ``r_max_speed``, no spin above ``r_max_spin``; then the poses are copied into
+    ``r_good`` (n, 4, 4), the poses repair goes back to) and returns at once, having changed nothing,
+    when the state needs repair.
 
     The arguments that stay from step to step come in three :class:`app.world.arg_pack.ArgPack`,
     themselves in one (``packs``): the body table's columns and the step's buffers
@@ -73,8 +81,9 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
 
     Returns
     -------
-    (finite, keys, cand, m, detected, found)
-        The broad phase's results (:func:`app.world.world._tree_broad_phase`), whether the detection
+    (sound, finite, keys, cand, m, detected, found)
+        Whether the state passed the check (True without ``r_check``; when False nothing ran and the rest
+        is empty), the broad phase's results (:func:`app.world.world._tree_broad_phase`), whether the detection
         ran, and its results (:func:`app.world.contacts._detect_whole`; zeros and empty arrays when it
         did not run).
     """
@@ -86,6 +95,8 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
      margins, ga, gb, route, order, bounds, ia, pa, ib, pb, mg, caches, V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC,
      GS, starts, scale, boxes, box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests,
      sat_depth) = detect.args
+    if r_check and not _sound_state(pose, velocity, spin, r_max_speed, r_max_spin, r_good):
+        return False, False, b_old_keys, np.zeros((0, 2), np.int64), 0, False, _nothing_found(d_words)
     dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, d_gravity, d_dt, d_lin,
                          d_ang, d_words, root_center, friction, restitution, d_default_friction,
                          d_default_restitution, d_iterations, d_beta, d_slop, d_bounce_threshold, d_warm,
@@ -108,11 +119,8 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
                               pb, mg, caches, V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes,
                               box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests, sat_depth,
                               w_cache_first, w_serial_below, w_gone, frozen, w_tol2, w_may_update, w_prev)
-        return finite, keys, cand, m, True, found
-    none = np.zeros(0, np.int64)
-    found = (0, 0, 0, -1, -1, False, -1, d_words[:0], np.zeros((0, 8), np.int64), none, none,
-             np.zeros(0, np.bool_), np.zeros(0, np.bool_), 0)
-    return finite, keys, cand, m, False, found
+        return True, finite, keys, cand, m, True, found
+    return True, finite, keys, cand, m, False, _nothing_found(d_words)
 
 
 def table_args(t):
@@ -126,12 +134,16 @@ def table_args(t):
             np.zeros(len(t)), np.empty((b, 3)), np.empty((b, 3)), np.zeros(5, np.int64), np.zeros(2))
 
 
-def one_call_world_step(world, t, t0):
+def one_call_world_step(world, t, t0, good=None):
     """:meth:`app.world.world.World.step` after the repair and the kinematic motion (begun at ``t0``,
     :func:`time.perf_counter`), by :func:`world_step_serial`, when the dynamics would take its one
     call (:func:`app.world.dynamics_step.takes_one_call`), the broad phase is the dynamic AABB tree,
     no body is listed twice and the detection takes its one call. Returns whether it ran (False:
     nothing was done, the world composes the step).
+
+    With ``good`` (the world's remembered poses, :meth:`app.world.world.World._inside_repair`), the step
+    comes before the repair instead, which the call checks (``r_check``): when the state needs
+    repair, nothing is done and it returns False.
 
     The packs are kept on the world (``world._packs``, the fourth holding the other three) and made
     again when what they were made from changed: the body table (its identity, its state's and its
@@ -160,11 +172,16 @@ def one_call_world_step(world, t, t0):
     outer = packs[3].get(three, lambda: three)
     dt = world.dt
     rows, planes = world._ground_planes(t) if len(t.ground_rows) else _NO_PLANES
-    finite, keys, cand, m, detected, found = world_step_serial(
+    world._fresh = False  # (the poses move: as the kinematic motion marks it, for a call that raises)
+    sound, finite, keys, cand, m, detected, found = world_step_serial(
         outer, dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, store.words, dyn.friction,
         dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD, dyn.warm_start, dyn.tolerance,
         *dyn._sleep_args(t), bool(dyn.patches), world.ccd, state[10], state[11], state[12], state[13], state[15],
-        state[16], rows, planes, manager.margin, len(world.bodies), *manager.whole_varying(), MAX_PAIRS)
+        state[16], rows, planes, manager.margin, len(world.bodies), *manager.whole_varying(), MAX_PAIRS,
+        good is not None, _NO_POSES if good is None else good, MAX_SPEED, MAX_SPIN)
+    if not sound:
+        world._fresh = True  # (as it was: nothing moved)
+        return False
     one_call_done(dyn, out)
     world.time += dt
     world._updated(t0, times[0])

@@ -25,7 +25,7 @@ def counted(monkeypatch):
 
     def count(*args):
         out = kernel(*args)
-        calls.append(out[4])
+        calls.append(out[5])  # (sound, finite, keys, cand, m, detected, found)
         return out
 
     monkeypatch.setattr(world_step, "world_step_serial", count)
@@ -108,6 +108,41 @@ def test_world_step_phases_are_the_step():
         wall = time.perf_counter() - t0
         parts = [w.stats[name] for name in ("update", "broad", "narrow")]
         assert all(p > 0.0 for p in parts) and sum(parts) <= wall
+
+
+def test_world_step_checks_the_state_as_repair_does(monkeypatch):
+    """The one call checks the state first, in place of the repair: a non-finite velocity, a pose
+    with an infinity and a spin past MAX_SPIN, set between steps on a landed pile, make it return
+    untouched, and the world repairs them as the three calls' world does (the same messages, then
+    the same steps bit for bit); the steps before and after take one call each."""
+    sound = []
+    kernel = world_step.world_step_serial
+
+    def check(*args):
+        out = kernel(*args)
+        sound.append((args[-4], out[0]))  # (checked, passed)
+        return out
+
+    monkeypatch.setattr(world_step, "world_step_serial", check)
+    one, old = pair(boxes)
+    for step in same_world_steps(one, old, 70):
+        if step == 39:
+            sound.clear()
+        if step in (40, 50):
+            for w in (one, old):
+                st = w.table.state
+                if step == 40:
+                    st.velocity[2, 1] = np.nan
+                    st.pose[4, 0, 3] = np.inf
+                else:
+                    st.spin[3] = (2.0e3, 0.0, 0.0)
+        assert one.problems == old.problems, f"step {step}: the repairs differ"
+    assert any("non-finite velocity" in p for p in one.problems)
+    assert any("non-finite pose" in p for p in one.problems)
+    assert any("spin 2e+03 rad/s" in p for p in one.problems)
+    # steps 40 .. 69: the two repaired steps asked twice (checked and refused, then after the repair
+    # unchecked: the repair of the pose leaves the manifolds to be found again first), the others once
+    assert sound.count((True, False)) == 2 and sound.count((True, True)) == 28 and len(sound) == 32
 
 
 def test_world_step_follows_bodies_added_and_removed(monkeypatch):
