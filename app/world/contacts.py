@@ -927,6 +927,12 @@ class ContactManager:
 
         return (info, sc, cores, hulls), make
 
+    def whole_key(self):
+        """The objects that :meth:`whole_begin` and :meth:`whole_fixed` give a step's caller while none of
+        them changes, for the caller to compare by identity: the body list the store follows (a new
+        list whenever it changes), the scratch, and the shape tables' arrays."""
+        return self._bodies, self._scratch, self._cores.kernel_arrays(), self._hulls._kernel_args()
+
     def whole_varying(self):
         """The arguments of :func:`_detect_whole` that change from step to step, after ``pairs``,
         ``old_words``, ``n``, ``sweep`` and ``margin`` (:attr:`margin`): ``apart``, ``hull_inputs``,

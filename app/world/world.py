@@ -26,7 +26,6 @@ from obbcollide.broad_phase import BROAD_PHASES, make_broad_phase
 from obbcollide.broad_phase.aabb_tree import DynamicAABBTree, _update_kernel
 from obbcollide.shapes import HalfSpace
 
-from .arg_pack import PackCache
 from .body import DYNAMIC, STATIC, Body, BodyTable, MassProperties, box_world_bounds
 from .contacts import ContactManager
 from .dynamics import Dynamics
@@ -336,7 +335,7 @@ class World:
         self._boxes = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))  # bounded rows, (swept) lo, hi
         self._candidates = []
         self._one_call_world = True  # World.step takes one compiled call where it can (app.world.world_step)
-        self._packs = (PackCache(), PackCache(), PackCache(), PackCache())  # (its arguments kept from step to step)
+        self._plan = None  # (its one compiled call's arguments kept from step to step: app.world.world_step.StepPlan)
         self._frame_times = {"update": 0.0, "broad": 0.0, "narrow": 0.0}
         self.narrow_choice = NarrowPhaseChoice()  # the narrow phase shown and compared (app.world.narrow_compare)
         self.stats = {"update": 0.0, "broad": 0.0, "narrow": 0.0, "exact": 0.0, "candidates": 0,
