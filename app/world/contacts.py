@@ -839,7 +839,7 @@ class ContactManager:
         if self._event_list is None:
             was, end, (prev, stays, bodies, n) = self._events
             if len(stays) and not stays.all():  # the pairs touching last step and not now
-                gone = prev[~stays]
+                gone = prev[stays == 0]  # (bools, or 0 and 1 from the world's one call)
                 end = end + [(bodies[c // n], bodies[c % n]) for c in gone.tolist()]
             rows, pts = self._touch_rows(), self._touch[1]
             out = [ContactEvent("persist" if w else "begin", self._bodies[i], self._bodies[j], int(p))

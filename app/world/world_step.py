@@ -36,9 +36,53 @@ from .contacts import _detect_whole
 from .dynamics_step import BETA, BOUNCE_THRESHOLD, SLOP, dynamics_step_serial, one_call_done, takes_one_call
 from .world import _NO_PLANES, MAX_PAIRS, MAX_SPEED, MAX_SPIN, _sound_state, _tree_broad_phase
 
-__all__ = ["world_step_serial", "one_call_world_step", "table_args", "StepPlan"]
+__all__ = ["world_step_serial", "one_call_world_step", "table_args", "StepPlan", "split_results"]
 
 _NO_POSES = np.zeros((0, 4, 4))  # (no remembered poses: the call checks no state)
+
+
+@njit(cache=True)
+def _results(keys, cand, found):
+    """The step's results as :func:`world_step_serial` returns them: ``found``'s numbers and its new store
+    rows ``out``, and its other arrays with the tree's ``keys`` and the candidate pairs ``cand`` copied
+    into one int64 array, ``blob``: ``keys`` (nk,), ``cand`` (nc, 2), ``apart`` (na, 8), ``codes``,
+    ``points`` and ``was`` (t,) each, ``stays`` (p,), one after the other (the flags as 0 or 1), with
+    ``sizes = (nk, nc, na, t, p)`` (:func:`split_results` cuts them out again).
+
+    Numba hands each array a call returns to Python as a new numpy array, unpickling its type for it,
+    and Python frees it later: ~1 us an array, measured here, and a step returned eight. One array
+    in their place costs that once, and its slices cost Python ~0.2 us each."""
+    (need, m, k, bad, bad_route, done, rows, out, apart, codes, points, was, stays, total) = found
+    nk, nc, na, t, p = keys.shape[0], cand.shape[0], apart.shape[0], codes.shape[0], stays.shape[0]
+    blob = np.empty(nk + 2 * nc + 8 * na + 3 * t + p, np.int64)
+    o = 0
+    for i in range(nk):
+        blob[o + i] = keys[i]
+    o += nk
+    for i in range(nc):
+        blob[o + 2 * i], blob[o + 2 * i + 1] = cand[i, 0], cand[i, 1]
+    o += 2 * nc
+    for i in range(na):
+        for j in range(8):
+            blob[o + 8 * i + j] = apart[i, j]
+    o += 8 * na
+    for i in range(t):
+        blob[o + i], blob[o + t + i], blob[o + 2 * t + i] = codes[i], points[i], was[i]
+    o += 3 * t
+    for i in range(p):
+        blob[o + i] = stays[i]
+    return need, m, k, bad, bad_route, done, rows, total, out, blob, (nk, nc, na, t, p)
+
+
+def split_results(need, m, k, bad, bad_route, done, rows, total, out, blob, sizes):
+    """``(keys, cand, found)`` from :func:`_results`' results: views of ``blob``, ``was`` and ``stays``
+    as 0 or 1 (int64)."""
+    nk, nc, na, t, p = sizes
+    o = nk + 2 * nc
+    q = o + 8 * na
+    found = (need, m, k, bad, bad_route, done, rows, out, blob[o:q].reshape(na, 8), blob[q:q + t],
+             blob[q + t:q + 2 * t], blob[q + 2 * t:q + 3 * t], blob[q + 3 * t:q + 3 * t + p], total)
+    return blob[:nk], blob[nk:o].reshape(nc, 2), found
 
 
 @njit(cache=True)
@@ -83,11 +127,12 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
 
     Returns
     -------
-    (sound, finite, keys, cand, m, detected, found)
+    (sound, finite, m, detected, *results)
         Whether the state passed the check (True without ``r_check``; when False nothing ran and the rest
-        is empty), the broad phase's results (:func:`app.world.world._tree_broad_phase`), whether the detection
-        ran, and its results (:func:`app.world.contacts._detect_whole`; zeros and empty arrays when it
-        did not run).
+        is empty), the broad phase's ``finite`` and ``m`` (:func:`app.world.world._tree_broad_phase`),
+        whether the detection ran, then :func:`_results` of the broad phase's keys and candidate pairs
+        and of the detection's results (:func:`app.world.contacts._detect_whole`; zeros and empty arrays
+        when it did not run); :func:`split_results` makes them ``(keys, cand, found)`` again.
     """
     table, tree, detect = packs.args
     (motion, sleeping, pose, velocity, spin, still, com, inv_mass, inv_inertia, root_center, root_axes, root_half,
@@ -98,7 +143,8 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
      GS, starts, scale, boxes, box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests,
      sat_depth) = detect.args
     if r_check and not _sound_state(pose, velocity, spin, r_max_speed, r_max_spin, r_good):
-        return False, False, b_old_keys, np.zeros((0, 2), np.int64), 0, False, _nothing_found(d_words)
+        return (False, False, 0, False) + _results(b_old_keys[:0], np.zeros((0, 2), np.int64),
+                                                   _nothing_found(d_words))
     dynamics_step_serial(motion, sleeping, pose, com, inv_inertia, inv_mass, velocity, spin, d_gravity, d_dt, d_lin,
                          d_ang, d_words, root_center, friction, restitution, d_default_friction,
                          d_default_restitution, d_iterations, d_beta, d_slop, d_bounce_threshold, d_warm,
@@ -121,8 +167,8 @@ def world_step_serial(packs, d_gravity, d_dt, d_lin, d_ang, d_words, d_default_f
                               pb, mg, caches, V, N, D, FS, FV, EV, EF, VFS, VF, AC, AO, GC, GS, starts, scale, boxes,
                               box_f, box_i, count, normal, points_a, points_b, depths, ids, kinds, tests, sat_depth,
                               w_cache_first, w_serial_below, w_gone, frozen, w_tol2, w_may_update, w_prev)
-        return True, finite, keys, cand, m, True, found
-    return True, finite, keys, cand, m, False, _nothing_found(d_words)
+        return (True, finite, m, True) + _results(keys, cand, found)
+    return (True, finite, m, False) + _results(keys, cand, _nothing_found(d_words))
 
 
 def table_args(t):
@@ -225,7 +271,7 @@ def one_call_world_step(world, t, t0, good=None):
     sweep, lo, hi, out, times = plan.buffers
     dt = world.dt
     world._fresh = False  # (the poses move: as the kinematic motion marks it, for a call that raises)
-    sound, finite, keys, cand, m, detected, found = world_step_serial(
+    sound, finite, m, detected, *results = world_step_serial(
         outer, dyn.gravity, float(dt), dyn.linear_damping, dyn.angular_damping, store.words, dyn.friction,
         dyn.restitution, dyn.iterations, BETA, SLOP, BOUNCE_THRESHOLD, dyn.warm_start, dyn.tolerance,
         *dyn._sleep_args(t), bool(dyn.patches), world.ccd, state[10], state[11], state[12], state[13], state[15],
@@ -234,6 +280,7 @@ def one_call_world_step(world, t, t0, good=None):
     if not sound:
         world._fresh = True  # (as it was: nothing moved)
         return False
+    keys, cand, found = split_results(*results)
     one_call_done(dyn, out)
     world.time += dt
     world._updated(t0, times[0])
