@@ -5,11 +5,13 @@ that the frame's phases still add up. Numba has no clock of its own, and an ``ob
 calls :func:`time.perf_counter` takes the GIL, unpickles its callee and boxes its result: 0.63 us
 a reading measured here, two readings a step. Where ``perf_counter`` is ``clock_gettime`` of
 ``CLOCK_MONOTONIC`` (Linux), :func:`perf_counter` calls that C function directly (0.035 us), so
-its readings are the same clock's; elsewhere it falls back to the ``objmode`` block.
+its readings are the same clock's; elsewhere it falls back to the ``objmode`` block, and with
+numba's JIT off it is :func:`time.perf_counter` itself.
 """
 
 import time
 
+import numba
 from llvmlite import ir
 from numba import njit, objmode, types
 from numba.core import cgutils
@@ -43,7 +45,9 @@ def _clock_gettime(typingctx):
     return types.float64(), codegen
 
 
-if DIRECT:
+if numba.config.DISABLE_JIT:  # (an intrinsic cannot run as Python)
+    perf_counter = time.perf_counter
+elif DIRECT:
     @njit(cache=True)
     def perf_counter():
         """``time.perf_counter()`` from compiled code: the same clock, read by a C call."""
