@@ -221,9 +221,14 @@ class StepPlan:
         old = self.key
         return len(old) == len(key) and all(map(is_, key, old))
 
-    def make(self, world, t, state, key):
+    @staticmethod
+    def key_of(world, t, state):
+        """The plan's key for a step of ``world`` (body table ``t``, the tree's ``compiled_update`` ``state``)."""
+        return (t, t.state, t.version, state[0], *world.manager.whole_key())
+
+    def make(self, world, t, state):
         """Gather the plan for a step of ``world`` (body table ``t``, the tree's ``compiled_update``
-        ``state``), for ``key``."""
+        ``state``); its key is taken after (gathering it may carry the store over to a new body list)."""
         packs = self.packs
         table = packs[0].get((t, t.state, t.version), lambda: table_args(t))
         self.buffers = packs[0].args[-5:]  # sweep, lo, hi, out, times
@@ -234,7 +239,7 @@ class StepPlan:
         three = (table, nodes, detect)
         self.outer = packs[3].get(three, lambda: three)
         self.planes = world._ground_planes(t) if len(t.ground_rows) else _NO_PLANES
-        self.key = key
+        self.key = self.key_of(world, t, state)
 
 
 def one_call_world_step(world, t, t0, good=None):
@@ -264,9 +269,8 @@ def one_call_world_step(world, t, t0, good=None):
     plan = world._plan
     if plan is None:
         plan = world._plan = StepPlan()
-    key = (t, t.state, t.version, state[0], *manager.whole_key())
-    if not plan.holds(key):
-        plan.make(world, t, state, key)
+    if not plan.holds(StepPlan.key_of(world, t, state)):
+        plan.make(world, t, state)
     outer, begun, (rows, planes) = plan.outer, plan.begun, plan.planes
     sweep, lo, hi, out, times = plan.buffers
     dt = world.dt

@@ -172,24 +172,30 @@ def test_world_step_keeps_its_packs_and_compiles_once(monkeypatch):
     from its rows inside)."""
     import app.world.arg_pack as arg_pack
 
-    made = []
+    made, plans = [], []
     pack = arg_pack.pack_args
     monkeypatch.setattr(arg_pack, "pack_args", lambda args: made.append(len(args)) or pack(args))
+    make = world_step.StepPlan.make
+    monkeypatch.setattr(world_step.StepPlan, "make", lambda *a: plans.append(1) or make(*a))
     w = World(boxes(), dt=1 / 60, exact=False)
     w.step()
     assert len(made) == 4  # (the table, the tree, the detection, and the one holding them)
+    assert len(plans) == 1
     signatures = len(world_step.world_step_serial.signatures)
     for _ in range(60):
         w.step()
     assert w.manager.stats["manifolds"] >= 2 and len(made) == 4
+    assert len(plans) == 1  # (the plan holds from step to step: nothing gathered again)
     assert len(world_step.world_step_serial.signatures) == signatures
     del w.bodies[2]
     w.step()
     assert len(made) == 8  # (all four: the table, the tree re-allocated for one box less, the shapes of the rows)
+    assert len(plans) == 2
     w.manager._scratch = _Scratch(1, 1, 1)
     for _ in range(3):
         w.step()
     assert len(made) >= 9 and len(world_step.world_step_serial.signatures) == signatures
+    assert len(plans) >= 3
 
 
 def test_world_step_copied_world_steps_its_own_arrays():
