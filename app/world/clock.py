@@ -9,6 +9,7 @@ its readings are the same clock's; elsewhere it falls back to the ``objmode`` bl
 numba's JIT off it is :func:`time.perf_counter` itself.
 """
 
+import sys
 import time
 
 import numba
@@ -19,8 +20,9 @@ from numba.extending import intrinsic
 
 __all__ = ["perf_counter", "DIRECT"]
 
-# Whether time.perf_counter() is clock_gettime(CLOCK_MONOTONIC), the C call made below.
-DIRECT = (hasattr(time, "CLOCK_MONOTONIC")
+# Whether time.perf_counter() is clock_gettime(CLOCK_MONOTONIC), the C call made below (on a 64-bit
+# system, where struct timespec is two 64-bit words).
+DIRECT = (hasattr(time, "CLOCK_MONOTONIC") and sys.maxsize > 2 ** 32
           and time.get_clock_info("perf_counter").implementation == "clock_gettime(CLOCK_MONOTONIC)")
 _CLOCK_ID = int(getattr(time, "CLOCK_MONOTONIC", 1))
 
