@@ -418,9 +418,8 @@ class World:
         :attr:`problems` (the viewer shows them). Returns the repaired bodies' names."""
         t = self.sync() if t is None else t
         st = t.state
-        good = self._good
-        if (good is not None and good[1].shape == st.pose.shape and good[0] == self.bodies
-                and _sound_state(st.pose, st.velocity, st.spin, MAX_SPEED, MAX_SPIN, good[1])):
+        good = self._remembered(t)
+        if good is not None and _sound_state(st.pose, st.velocity, st.spin, MAX_SPEED, MAX_SPIN, good):
             return []  # (the poses remembered)
         names = self._clamp_speeds(t)
         bad_pose = np.zeros(len(t), np.bool_)
@@ -452,9 +451,14 @@ class World:
         check of the state (:mod:`app.world.world_step`), which then comes first: the manifolds are of
         the current poses (no detection before the motion), no kinematic body moves before the
         dynamics, and the poses :meth:`repair` remembered are of these bodies. Else None."""
+        if not self._fresh or len(t.kinematic_rows):
+            return None
+        return self._remembered(t)
+
+    def _remembered(self, t):
+        """The poses (n, 4, 4) :meth:`repair` remembered, when they are of these bodies (table ``t``); else None."""
         good = self._good
-        if (not self._fresh or len(t.kinematic_rows) or good is None or good[1].shape != t.state.pose.shape
-                or good[0] != self.bodies):
+        if good is None or good[1].shape != t.state.pose.shape or good[0] != self.bodies:
             return None
         return good[1]
 
